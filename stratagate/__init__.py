@@ -1,0 +1,1 @@
+"""stratagate: long-term memory for AI agents."""

@@ -1,0 +1,73 @@
+"""The StrataGateError family: every failure a caller can meet, typed, with its cause kept."""
+
+from __future__ import annotations
+
+
+class StrataGateError(Exception):
+    """Base of every error stratagate raises on purpose."""
+
+
+class InvalidInputError(StrataGateError, ValueError):
+    """Input failed validation; nothing was appended."""
+
+
+class UnknownIdError(StrataGateError, KeyError):
+    """An id names nothing in this namespace."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "unknown id"
+
+
+class StorageConflictError(StrataGateError):
+    """A writer's expected stream version is stale; nothing was overwritten."""
+
+
+class StorageError(StrataGateError):
+    """The event store failed (connection, integrity, I/O); the cause is chained."""
+
+
+class SchemaVersionError(StorageError):
+    """The database was written by a newer table layout than this code understands."""
+
+
+class ChainVerificationError(StrataGateError):
+    """The hash chain or a replay does not match; carries the first bad global position."""
+
+    def __init__(self, message: str, first_bad_position: int | None) -> None:
+        super().__init__(message)
+        self.first_bad_position = first_bad_position
+
+
+class ModelError(StrataGateError):
+    """A model call (summarizer, extractor, projector, assessor) failed.
+
+    A model failure never looks like "nothing to remember": the job that called the model is
+    marked failed and this error (or the callback's own exception) reaches the caller.
+    """
+
+
+class ModelTimeoutError(ModelError):
+    """The model endpoint did not answer within the configured timeout."""
+
+
+class ModelResponseError(ModelError):
+    """The model answered, but not with output that validates against the expected schema."""
+
+
+class RuntimeUnavailableError(StrataGateError):
+    """The requested runtime (for example Ray) cannot be started or reached."""
+
+
+__all__ = [
+    "ChainVerificationError",
+    "InvalidInputError",
+    "ModelError",
+    "ModelResponseError",
+    "ModelTimeoutError",
+    "RuntimeUnavailableError",
+    "SchemaVersionError",
+    "StorageConflictError",
+    "StorageError",
+    "StrataGateError",
+    "UnknownIdError",
+]

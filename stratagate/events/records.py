@@ -1,0 +1,122 @@
+"""The storage contract of the log: rows going in, rows coming out, and the store protocol.
+
+The store knows nothing of domain events: it stores canonical JSON text it is given, chains it
+per namespace, and hands it back in position order. Decoding into typed domain events happens
+above it (``stratagate.events.codec``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+GENESIS_HASH = "0" * 64
+"""``prev_hash`` of the first row of every namespace."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """One event to append: its id, type, schema version and canonical JSON payload text."""
+
+    event_id: str
+    event_type: str
+    schema_version: int
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One row of ``stratagate_events`` exactly as stored (``payload`` is the hashed text)."""
+
+    global_position: int
+    namespace: str
+    stream: str
+    stream_version: int
+    event_id: str
+    event_type: str
+    schema_version: int
+    recorded_at: str
+    payload: str
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A disposable read-model checkpoint: the position it covers and the digest it had."""
+
+    namespace: str
+    key: str
+    position: int
+    digest: str
+    model_version: int
+    payload: bytes
+    created_at: str
+
+
+@runtime_checkable
+class EventStore(Protocol):
+    """The log: atomic appends with optimistic concurrency, ordered reads, a hash chain."""
+
+    url: str
+
+    def append(
+        self,
+        namespace: str,
+        stream: str,
+        events: Sequence[NewEvent],
+        expected_version: int | None,
+    ) -> list[StoredEvent]:
+        """Append all of ``events`` to ``stream`` of ``namespace`` or none of them.
+
+        ``expected_version`` is the stream's current version as the writer knows it (0 for an
+        empty stream); a mismatch raises ``StorageConflictError``. ``None`` skips the check.
+        Re-appending a batch whose event ids are already stored with the same content returns
+        the stored rows and appends nothing (idempotent retry); the same id with different
+        content raises ``StorageConflictError``.
+        """
+        ...
+
+    def read(self, namespace: str, after: int = 0, limit: int | None = None) -> list[StoredEvent]:
+        """Rows of ``namespace`` with ``global_position > after``, in position order."""
+        ...
+
+    def read_all(self, after: int = 0, limit: int | None = None) -> list[StoredEvent]:
+        """Rows of every namespace with ``global_position > after``: the catch-up feed."""
+        ...
+
+    def stream_version(self, namespace: str, stream: str) -> int:
+        """Number of events in the stream (0 when empty)."""
+        ...
+
+    def head(self, namespace: str) -> int:
+        """The ``global_position`` of the namespace's last row (0 when empty)."""
+        ...
+
+    def count(self, namespace: str) -> int:
+        """How many rows the namespace has."""
+        ...
+
+    def namespaces(self) -> list[str]:
+        """Every namespace with at least one row, sorted."""
+        ...
+
+    def verify_chain(self, namespace: str) -> int | None:
+        """The ``global_position`` of the first row whose hash does not verify, or ``None``."""
+        ...
+
+    def save_snapshot(self, snapshot: Snapshot) -> None:
+        """Store (replace) the snapshot of ``(namespace, key)``."""
+        ...
+
+    def load_snapshot(self, namespace: str, key: str) -> Snapshot | None:
+        """The stored snapshot of ``(namespace, key)``, or ``None``."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the store is unusable afterwards."""
+        ...
+
+
+__all__ = ["GENESIS_HASH", "EventStore", "NewEvent", "Snapshot", "StoredEvent"]
