@@ -119,6 +119,8 @@ class RawMessage(Model):
     created_at: UtcDatetime
     thread_id: str | None = None
     tool_calls: list[ToolTrace] | None = None
+    name: str | None = None
+    """Optional speaker name (as in chat-completion messages), e.g. ``"Caroline"``."""
 
 
 class BlockSummary(Model):
