@@ -85,7 +85,9 @@ def parse_input(model: type[M], value: Any, *, what: str | None = None) -> M:
         value = value.model_dump()
     label = what or model.__name__
     if not isinstance(value, Mapping):
-        raise InvalidInputError(f"{label}: expected a mapping or {model.__name__}, got {type(value).__name__}")
+        raise InvalidInputError(
+            f"{label}: expected a mapping or {model.__name__}, got {type(value).__name__}"
+        )
     try:
         return model.model_validate(dict(value))
     except ValidationError as exc:

@@ -1,0 +1,83 @@
+"""What every read model is: a fold over recorded domain events with a digest and snapshots.
+
+A read model applies events in log order (``apply``), answers queries, and can be captured
+(``snapshot``) and rebuilt (``restore``) exactly. ``digest`` is a SHA-256 over the canonical
+JSON of its snapshot, so two models with the same digest hold the same content: that is how
+live == replay == snapshot + tail is checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict
+
+from stratagate.events import DomainEvent, Recorded, canonical_json
+
+Handler = Callable[[Any, DomainEvent, Recorded], None]
+
+
+def handles(*event_types: type[DomainEvent]) -> Callable[[Handler], Handler]:
+    """Mark a method as the fold step of the given event types."""
+
+    def deco(fn: Handler) -> Handler:
+        fn.__dict__.setdefault("_handles", []).extend(event_types)
+        return fn
+
+    return deco
+
+
+class ReadModel:
+    """Base of the read models: dispatches ``apply`` to the ``@handles`` methods."""
+
+    name: ClassVar[str]
+    version: ClassVar[int] = 1
+    """Bumped whenever the snapshot shape changes: older snapshots are then ignored."""
+
+    _handlers: ClassVar[dict[type[DomainEvent], list[Handler]]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        table: dict[type[DomainEvent], list[Handler]] = {}
+        for klass in reversed(cls.__mro__):
+            for attr in vars(klass).values():
+                for event_type in getattr(attr, "_handles", ()):
+                    table.setdefault(event_type, []).append(attr)
+        cls._handlers = table
+
+    def bind(self, models: dict[str, ReadModel]) -> None:
+        """Give the model read access to the models folded before it (the default: none)."""
+
+    def apply(self, recorded: Recorded) -> None:
+        """Fold one recorded event into the model (events it does not handle are ignored)."""
+        for handler in self._handlers.get(type(recorded.event), ()):
+            handler(self, recorded.event, recorded)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The model's full content as JSON-able data (canonical: stable order)."""
+        raise NotImplementedError
+
+    @classmethod
+    def restore(cls, data: dict[str, Any]) -> Self:
+        """A model equal to the one ``data`` was taken from."""
+        raise NotImplementedError
+
+    def digest(self) -> str:
+        """SHA-256 of the canonical snapshot text."""
+        return hashlib.sha256(canonical_json(self.snapshot()).encode()).hexdigest()
+
+
+class Record(BaseModel):
+    """Mutable state record of a read model; dumps to and restores from canonical JSON."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+def dump_records(records: dict[str, Record]) -> dict[str, Any]:
+    """JSON-able form of an id → record map, in insertion order."""
+    return {key: record.model_dump(mode="json") for key, record in records.items()}
+
+
+__all__ = ["ReadModel", "Record", "dump_records", "handles"]

@@ -1,0 +1,71 @@
+"""Events of the elements stream (written by the projector): projection jobs and their facts."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from stratagate.events.base import ELEMENTS, DomainEvent, register
+from stratagate.facts import ProjectionPlan
+
+
+@register
+class ProjectionQueued(DomainEvent):
+    """A projection job for events that are already durable in the log."""
+
+    stream = ELEMENTS
+    type: Literal["ProjectionQueued"] = "ProjectionQueued"
+    job_id: str
+    source_event_ids: list[str] = Field(min_length=1)
+
+
+@register
+class ProjectionClaimed(DomainEvent):
+    """A job was claimed: the projector (or a caller's model loop) is working on it."""
+
+    stream = ELEMENTS
+    type: Literal["ProjectionClaimed"] = "ProjectionClaimed"
+    job_id: str
+    attempt: int = Field(ge=1)
+
+
+@register
+class ProjectionCompleted(DomainEvent):
+    """A job's result was applied: exactly the facts and elements in ``plan``."""
+
+    stream = ELEMENTS
+    type: Literal["ProjectionCompleted"] = "ProjectionCompleted"
+    job_id: str
+    reason: str = ""
+    plan: ProjectionPlan
+    diagnostic: str | None = None
+    """"0 changes projected from N events: reason" when nothing applied."""
+
+
+@register
+class ProjectionFailed(DomainEvent):
+    """The projector raised or its result was unusable; the job can be retried."""
+
+    stream = ELEMENTS
+    type: Literal["ProjectionFailed"] = "ProjectionFailed"
+    job_id: str
+    error: str
+
+
+@register
+class ProjectionInterrupted(DomainEvent):
+    """A job found ``running`` at hydration: its process died mid-call; now failed."""
+
+    stream = ELEMENTS
+    type: Literal["ProjectionInterrupted"] = "ProjectionInterrupted"
+    job_id: str
+
+
+__all__ = [
+    "ProjectionClaimed",
+    "ProjectionCompleted",
+    "ProjectionFailed",
+    "ProjectionInterrupted",
+    "ProjectionQueued",
+]

@@ -1,0 +1,106 @@
+"""Events of the ingest stream (written by the sealer): turns, seals, lifts, settings."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from stratagate.events.base import INGEST, DomainEvent, register
+from stratagate.models import BlockSummary, Level, LiftSource, RawMessage
+
+
+@register
+class TurnAppended(DomainEvent):
+    """A completed user + assistant turn is durable (its raw messages are L5 from now on)."""
+
+    stream = INGEST
+    type: Literal["TurnAppended"] = "TurnAppended"
+    turn: int = Field(ge=1)
+    """Namespace-wide turn number (all threads)."""
+    thread_id: str | None
+    thread_turn: int = Field(ge=1)
+    """Turn number within the thread."""
+    receipt_id: str | None = None
+    """The caller's ingestion receipt: a second append with it is a no-op."""
+    messages: list[RawMessage]
+
+
+@register
+class SealStarted(DomainEvent):
+    """The sealer took the open tail's first block of turns and is calling the summarizer."""
+
+    stream = INGEST
+    type: Literal["SealStarted"] = "SealStarted"
+    thread_id: str | None
+    start_turn: int
+    end_turn: int
+    attempt: int = Field(ge=1)
+
+
+@register
+class BlockSealed(DomainEvent):
+    """A block of turns is sealed with all six views (L0-L2 summary, L3, L4, L5 raw)."""
+
+    stream = INGEST
+    type: Literal["BlockSealed"] = "BlockSealed"
+    block_id: str
+    thread_id: str | None
+    position: int = Field(ge=1)
+    start_turn: int
+    end_turn: int
+    summary: BlockSummary
+    summarizer: str
+    l3_condensed: str
+    l4_readable: str
+    l5_raw: list[RawMessage]
+
+
+@register
+class SealFailed(DomainEvent):
+    """Sealing failed (the summarizer raised, or the sealer died mid-call); the tail stays open."""
+
+    stream = INGEST
+    type: Literal["SealFailed"] = "SealFailed"
+    thread_id: str | None
+    start_turn: int
+    end_turn: int
+    error: str
+    interrupted: bool = False
+
+
+@register
+class BlockLifted(DomainEvent):
+    """A block's decay pointer was re-anchored at a level and the latest block position.
+
+    Schema v2 added ``source`` (who asked: user or agent); v1 rows are upcast with an unknown
+    (``None``) source, as the spec keeps legacy lifts.
+    """
+
+    stream = INGEST
+    schema_version = 2
+    type: Literal["BlockLifted"] = "BlockLifted"
+    block_id: str
+    level: Level
+    anchor_position: int = Field(ge=1)
+    source: LiftSource | None
+
+
+@register
+class SettingsChanged(DomainEvent):
+    """Block size or decay lambda changed (recorded on first open and on every change)."""
+
+    stream = INGEST
+    type: Literal["SettingsChanged"] = "SettingsChanged"
+    block_turn_size: int = Field(ge=1)
+    block_decay_lambda: float = Field(ge=0.0)
+
+
+__all__ = [
+    "BlockLifted",
+    "BlockSealed",
+    "SealFailed",
+    "SealStarted",
+    "SettingsChanged",
+    "TurnAppended",
+]

@@ -1,0 +1,101 @@
+"""Events of the weights stream (written by the weight keeper): retrieval, use, governance."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from stratagate.events.base import WEIGHTS, DomainEvent, register
+from stratagate.models import RetrievalAssessment, UsageReceipt
+
+BatchKind = Literal["events", "elements", "raw", "context"]
+
+
+@register
+class RetrievalBatchRecorded(DomainEvent):
+    """A search (or recall) ran: its query, options and hit refs; sets last_retrieved_at only."""
+
+    stream = WEIGHTS
+    type: Literal["RetrievalBatchRecorded"] = "RetrievalBatchRecorded"
+    batch_id: str
+    kind: BatchKind
+    query: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    refs: list[str]
+    """Every id a hit carries: event ids; fact and element ids; message and block ids."""
+    event_ids: list[str] = Field(default_factory=list)
+    element_ids: list[str] = Field(default_factory=list)
+
+
+@register
+class AssessmentRecorded(DomainEvent):
+    """The evidence gate normalised an assessment of one logged batch."""
+
+    stream = WEIGHTS
+    type: Literal["AssessmentRecorded"] = "AssessmentRecorded"
+    assessment_id: str
+    batch_id: str | None
+    assessment: RetrievalAssessment
+
+
+@register
+class MemoryUseRecorded(DomainEvent):
+    """An answer used these memories: reinforces the receipt's reinforced ids, once."""
+
+    stream = WEIGHTS
+    type: Literal["MemoryUseRecorded"] = "MemoryUseRecorded"
+    receipt: UsageReceipt
+
+
+class _Governance(DomainEvent):
+    stream = WEIGHTS
+    event_id: str
+
+
+@register
+class EventPinned(_Governance):
+    """Pinned: effective weight 1 until unpinned."""
+
+    type: Literal["EventPinned"] = "EventPinned"
+
+
+@register
+class EventUnpinned(_Governance):
+    """Unpinned: the weight follows decay again."""
+
+    type: Literal["EventUnpinned"] = "EventUnpinned"
+
+
+@register
+class EventForgotten(_Governance):
+    """Forgotten: out of retrieval, weight 0; reversible by restore."""
+
+    type: Literal["EventForgotten"] = "EventForgotten"
+
+
+@register
+class EventRestored(_Governance):
+    """Restored from forgotten or archived to the status it had before."""
+
+    type: Literal["EventRestored"] = "EventRestored"
+
+
+@register
+class EventArchived(_Governance):
+    """Archived: out of retrieval, weight 0, kept for provenance; reversible by restore."""
+
+    type: Literal["EventArchived"] = "EventArchived"
+
+
+__all__ = [
+    "AssessmentRecorded",
+    "BatchKind",
+    "EventArchived",
+    "EventForgotten",
+    "EventPinned",
+    "EventRestored",
+    "EventUnpinned",
+    "MemoryUseRecorded",
+    "RetrievalBatchRecorded",
+]
