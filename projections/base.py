@@ -9,14 +9,15 @@ live == replay == snapshot + tail is checked.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from typing import Any, ClassVar, Self
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from stratagate.events import DomainEvent, Recorded, canonical_json
 
 Handler = Callable[[Any, DomainEvent, Recorded], None]
+R = TypeVar("R", bound=BaseModel)
 
 
 def handles(*event_types: type[DomainEvent]) -> Callable[[Handler], Handler]:
@@ -75,9 +76,14 @@ class Record(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
 
-def dump_records(records: dict[str, Record]) -> dict[str, Any]:
-    """JSON-able form of an id → record map, in insertion order."""
-    return {key: record.model_dump(mode="json") for key, record in records.items()}
+def dump_records(records: Mapping[str, BaseModel]) -> list[list[Any]]:
+    """JSON-able form of an id → record map as ``[key, record]`` pairs, keeping its order."""
+    return [[key, record.model_dump(mode="json")] for key, record in records.items()]
 
 
-__all__ = ["ReadModel", "Record", "dump_records", "handles"]
+def load_records(model: type[R], items: Iterable[list[Any]]) -> dict[str, R]:
+    """The inverse of ``dump_records``."""
+    return {key: model.model_validate(value) for key, value in items}
+
+
+__all__ = ["ReadModel", "Record", "dump_records", "handles", "load_records"]

@@ -12,7 +12,7 @@ from typing import Any, Literal, Self
 
 from pydantic import Field
 
-from projections.base import ReadModel, Record, dump_records, handles
+from projections.base import ReadModel, Record, dump_records, handles, load_records
 from stratagate.events import (
     BlockSealed,
     ExternalImportRecorded,
@@ -90,6 +90,7 @@ class BlocksModel(ReadModel):
         self.block_decay_lambda: float | None = None
         self.turn = 0
         self.receipts: set[str] = set()
+        self.commands: dict[str, int] = {}
         self.threads: dict[str, ThreadRecord] = {}
         self.blocks: dict[str, BlockRecord] = {}
         self.messages: dict[str, MessageRef] = {}
@@ -106,11 +107,15 @@ class BlocksModel(ReadModel):
         self.turn = event.turn
         if event.receipt_id is not None:
             self.receipts.add(event.receipt_id)
+        if event.command_id is not None:
+            self.commands[event.command_id] = event.turn
         key = thread_key(event.thread_id)
         thread = self.threads.setdefault(key, ThreadRecord(thread_id=event.thread_id))
         thread.turns = event.thread_turn
         thread.tail.append(
-            TailTurn(turn=event.turn, thread_turn=event.thread_turn, messages=event.messages, at=event.at)
+            TailTurn(
+                turn=event.turn, thread_turn=event.thread_turn, messages=event.messages, at=event.at
+            )
         )
         for message in event.messages:
             self.messages[message.id] = MessageRef(thread=key, turn=event.turn)
@@ -159,7 +164,9 @@ class BlocksModel(ReadModel):
     @handles(ExternalImportRecorded)
     def _imported(self, event: ExternalImportRecorded, _: Recorded) -> None:
         thread_id = f"import:{event.batch_id}"
-        self.threads[thread_id] = ThreadRecord(thread_id=thread_id, turns=1, block_ids=[event.block_id])
+        self.threads[thread_id] = ThreadRecord(
+            thread_id=thread_id, turns=1, block_ids=[event.block_id]
+        )
         for message in event.messages:
             self.messages[message.id] = MessageRef(thread=thread_id, turn=1)
         self._add_block(
@@ -244,6 +251,7 @@ class BlocksModel(ReadModel):
             "block_decay_lambda": self.block_decay_lambda,
             "turn": self.turn,
             "receipts": sorted(self.receipts),
+            "commands": sorted(self.commands.items()),
             "threads": dump_records(self.threads),
             "blocks": dump_records(self.blocks),
             "messages": dump_records(self.messages),
@@ -256,9 +264,10 @@ class BlocksModel(ReadModel):
         model.block_decay_lambda = data["block_decay_lambda"]
         model.turn = data["turn"]
         model.receipts = set(data["receipts"])
-        model.threads = {k: ThreadRecord.model_validate(v) for k, v in data["threads"].items()}
-        model.blocks = {k: BlockRecord.model_validate(v) for k, v in data["blocks"].items()}
-        model.messages = {k: MessageRef.model_validate(v) for k, v in data["messages"].items()}
+        model.commands = dict(data["commands"])
+        model.threads = load_records(ThreadRecord, data["threads"])
+        model.blocks = load_records(BlockRecord, data["blocks"])
+        model.messages = load_records(MessageRef, data["messages"])
         return model
 
 

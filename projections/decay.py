@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from projections.base import ReadModel, Record, dump_records, handles
-from projections.blocks import thread_key
 from stratagate.decay import decayed_level
+
+from projections.base import ReadModel, Record, dump_records, handles, load_records
+from projections.blocks import thread_key
 from stratagate.events import (
     BlockLifted,
     BlockSealed,
@@ -92,7 +93,7 @@ class DecayModel(ReadModel):
         model = cls()
         model.lambda_ = data["lambda"]
         model.latest = dict(data["latest"])
-        model.pointers = {k: Pointer.model_validate(v) for k, v in data["pointers"].items()}
+        model.pointers = load_records(Pointer, data["pointers"])
         return model
 
 

@@ -11,7 +11,7 @@ from typing import Any, Literal, Self
 
 from pydantic import Field
 
-from projections.base import ReadModel, Record, dump_records, handles
+from projections.base import ReadModel, Record, dump_records, handles, load_records
 from stratagate.events import (
     EventAdded,
     EventArchived,
@@ -73,7 +73,9 @@ class EventsModel(ReadModel):
     @handles(ExtractionSucceeded)
     def _extracted(self, event: ExtractionSucceeded, _: Recorded) -> None:
         for card in event.events:
-            self.records[card.id] = EventRecord(card=card, updated_at=card.updated_at, origin="extraction")
+            self.records[card.id] = EventRecord(
+                card=card, updated_at=card.updated_at, origin="extraction"
+            )
 
     @handles(EventAdded)
     def _added(self, event: EventAdded, _: Recorded) -> None:
@@ -140,7 +142,9 @@ class EventsModel(ReadModel):
         for event_id in batch.added:
             record = self.records[event_id]
             if record.status != "archived":
-                record.prior_status = record.status if record.status != "forgotten" else record.prior_status
+                record.prior_status = (
+                    record.status if record.status != "forgotten" else record.prior_status
+                )
                 record.status = "archived"
                 record.updated_at = event.at
         for event_id in batch.superseded:
@@ -177,8 +181,8 @@ class EventsModel(ReadModel):
     @classmethod
     def restore(cls, data: dict[str, Any]) -> Self:
         model = cls()
-        model.records = {k: EventRecord.model_validate(v) for k, v in data["records"].items()}
-        model.imports = {k: ImportRecord.model_validate(v) for k, v in data["imports"].items()}
+        model.records = load_records(EventRecord, data["records"])
+        model.imports = load_records(ImportRecord, data["imports"])
         return model
 
 
@@ -188,7 +192,9 @@ def touched_event_ids(event: object) -> list[str]:
         return [card.id for card in event.events]
     if isinstance(event, EventAdded):
         return [event.event.id]
-    if isinstance(event, EventSuperseded | EventForgotten | EventArchived | EventRestored | EventMerged):
+    if isinstance(
+        event, EventSuperseded | EventForgotten | EventArchived | EventRestored | EventMerged
+    ):
         return [event.event_id]
     return []
 

@@ -33,7 +33,7 @@ class SchemaVersionError(StorageError):
 class ChainVerificationError(StrataGateError):
     """The hash chain or a replay does not match; carries the first bad global position."""
 
-    def __init__(self, message: str, first_bad_position: int | None) -> None:
+    def __init__(self, message: str, first_bad_position: int | None = None) -> None:
         super().__init__(message)
         self.first_bad_position = first_bad_position
 
@@ -54,12 +54,17 @@ class ModelResponseError(ModelError):
     """The model answered, but not with output that validates against the expected schema."""
 
 
+class DrainTimeoutError(StrataGateError, TimeoutError):
+    """Background work did not become idle within the timeout given to ``drain``."""
+
+
 class RuntimeUnavailableError(StrataGateError):
     """The requested runtime (for example Ray) cannot be started or reached."""
 
 
 __all__ = [
     "ChainVerificationError",
+    "DrainTimeoutError",
     "InvalidInputError",
     "ModelError",
     "ModelResponseError",

@@ -23,6 +23,8 @@ class TurnAppended(DomainEvent):
     """Turn number within the thread."""
     receipt_id: str | None = None
     """The caller's ingestion receipt: a second append with it is a no-op."""
+    command_id: str | None = None
+    """The façade's id for this append: a retried command is recognised, not appended twice."""
     messages: list[RawMessage]
 
 

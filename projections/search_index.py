@@ -1,0 +1,476 @@
+"""The search read model: BM25 indexes over event cards, element facts and raw messages, plus
+the structured rankings that RRF fuses with them.
+
+Field weights (by repetition): event title 4, summary 3, tags 2, quotes 2, narrative 1,
+participants 5, event type 5, original temporal text 4, happened dates 4; element fact: element
+name 5, aliases 4, type 2, key 4, value 5. A raw message document is its own text (weight
+``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1).
+
+Only retrievable events (active or superseded) are indexed; forgetting, archiving or undoing
+an import removes a card, restoring puts it back. Queries touch only the postings of their
+tokens and the structured lists they ask for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, Literal, Self
+
+from stratagate.ranking import rrf_rank
+from stratagate.text import normalize_search_text, search_tokens, weighted_tokens
+
+from projections.base import ReadModel, handles
+from projections.blocks import BlocksModel, thread_key
+from projections.elements import ElementRecord, ElementsModel
+from projections.events import EventsModel, touched_event_ids
+from projections.inverted import InvertedIndex
+from stratagate.events import (
+    DomainEvent,
+    EventAdded,
+    EventArchived,
+    EventForgotten,
+    EventMerged,
+    EventRestored,
+    EventSuperseded,
+    ExternalImportUndone,
+    ExtractionSucceeded,
+    ProjectionCompleted,
+    Recorded,
+    TurnAppended,
+)
+from stratagate.facts import normalize_name
+from stratagate.models import ElementFact, EventCard, RawMessage
+from stratagate.timeutil import partial_bounds
+
+EVENT_FIELD_WEIGHTS = {
+    "title": 4,
+    "summary": 3,
+    "tags": 2,
+    "quotes": 2,
+    "narrative": 1,
+    "participants": 5,
+    "event_type": 5,
+    "original_text": 4,
+    "happened": 4,
+}
+FACT_FIELD_WEIGHTS = {"name": 5, "aliases": 4, "type": 2, "key": 4, "value": 5}
+RAW_SELF_WEIGHT = 2
+RAW_CONTEXT_WEIGHT = 1
+
+TemporalIntent = Literal["first", "latest"]
+_INTENT_ALIASES = {
+    "first": "first",
+    "earliest": "first",
+    "oldest": "first",
+    "latest": "latest",
+    "last": "latest",
+    "recent": "latest",
+    "newest": "latest",
+}
+
+
+def normalize_intent(value: str | None) -> TemporalIntent | None:
+    """``first``/``earliest``/``oldest`` → first; ``latest``/``last``/``recent``/``newest`` → latest."""
+    if value is None:
+        return None
+    intent = _INTENT_ALIASES.get(value.strip().lower())
+    if intent is None:
+        raise ValueError(f"unknown temporal intent {value!r}: use 'first' or 'latest'")
+    return intent  # type: ignore[return-value]
+
+
+def happened_text(card: EventCard) -> str:
+    """The happened dates of a card as searchable text: ISO form plus month and year words."""
+    temporal = card.temporal
+    if temporal is None:
+        return ""
+    parts: list[str] = []
+    for value in (temporal.happened_start, temporal.happened_end):
+        if not value:
+            continue
+        start, _ = partial_bounds(value)
+        parts.append(value)
+        parts.append(start.strftime("%B %Y"))
+    return " ".join(dict.fromkeys(parts))
+
+
+def event_document(card: EventCard) -> list[tuple[str, int]]:
+    """The weighted fields of an event card."""
+    temporal = card.temporal
+    w = EVENT_FIELD_WEIGHTS
+    return [
+        (card.title, w["title"]),
+        (card.summary, w["summary"]),
+        (" ".join(card.tags), w["tags"]),
+        (" ".join(card.quotes), w["quotes"]),
+        (card.narrative or "", w["narrative"]),
+        (" ".join(temporal.participants) if temporal else "", w["participants"]),
+        ((temporal.event_type or "") if temporal else "", w["event_type"]),
+        ((temporal.original_text or "") if temporal else "", w["original_text"]),
+        (happened_text(card), w["happened"]),
+    ]
+
+
+def fact_document(element: ElementRecord, fact: ElementFact) -> list[tuple[str, int]]:
+    """The weighted fields of one element fact."""
+    w = FACT_FIELD_WEIGHTS
+    value = fact.value if isinstance(fact.value, str) else " ".join(fact.value)
+    return [
+        (element.name, w["name"]),
+        (" ".join(element.aliases), w["aliases"]),
+        (element.type, w["type"]),
+        (fact.key.replace("_", " "), w["key"]),
+        (value, w["value"]),
+    ]
+
+
+def _interval(card: EventCard) -> tuple[datetime, datetime] | None:
+    temporal = card.temporal
+    if temporal is None or not (temporal.happened_start or temporal.happened_end):
+        return None
+    start_text = temporal.happened_start or temporal.happened_end
+    end_text = temporal.happened_end or temporal.happened_start
+    assert start_text is not None and end_text is not None
+    start = partial_bounds(start_text)[0]
+    end = partial_bounds(end_text)[1]
+    return (start, end) if end > start else (end, start)
+
+
+class SearchIndex(ReadModel):
+    """Three inverted indexes and the structured lookups beside them."""
+
+    name = "search"
+
+    def __init__(self) -> None:
+        self.events = InvertedIndex()
+        self.facts = InvertedIndex()
+        self.raw = InvertedIndex()
+        self.participants: dict[str, set[str]] = {}
+        self.event_types: dict[str, set[str]] = {}
+        self.intervals: dict[str, tuple[datetime, datetime]] = {}
+        self._events_model: EventsModel | None = None
+        self._elements_model: ElementsModel | None = None
+        self._blocks_model: BlocksModel | None = None
+
+    def bind(self, models: dict[str, ReadModel]) -> None:
+        events, elements, blocks = (
+            models.get("events"),
+            models.get("elements"),
+            models.get("blocks"),
+        )
+        self._events_model = events if isinstance(events, EventsModel) else None
+        self._elements_model = elements if isinstance(elements, ElementsModel) else None
+        self._blocks_model = blocks if isinstance(blocks, BlocksModel) else None
+
+    # -- fold -------------------------------------------------------------------------------
+
+    @handles(
+        ExtractionSucceeded,
+        EventAdded,
+        EventSuperseded,
+        EventForgotten,
+        EventArchived,
+        EventRestored,
+        EventMerged,
+    )
+    def _event_changed(self, event: DomainEvent, _: Recorded) -> None:
+        self._sync_events(touched_event_ids(event))
+
+    @handles(ExternalImportUndone)
+    def _import_undone(self, event: ExternalImportUndone, _: Recorded) -> None:
+        assert self._events_model is not None
+        batch = self._events_model.imports[event.batch_id]
+        self._sync_events([*batch.added, *batch.superseded, *(e for e, _ in batch.merged)])
+
+    def _sync_events(self, event_ids: Iterable[str]) -> None:
+        assert self._events_model is not None, "the search index needs the events model"
+        for event_id in event_ids:
+            if self._events_model.retrievable(event_id):
+                if event_id not in self.events:
+                    self._add_event(self._events_model.records[event_id].card)
+            elif event_id in self.events:
+                self._remove_event(event_id)
+
+    def _add_event(self, card: EventCard) -> None:
+        self.events.add(card.id, weighted_tokens(event_document(card)))
+        temporal = card.temporal
+        if temporal is not None:
+            for person in temporal.participants:
+                self.participants.setdefault(normalize_name(person), set()).add(card.id)
+            if temporal.event_type:
+                self.event_types.setdefault(normalize_name(temporal.event_type), set()).add(card.id)
+        interval = _interval(card)
+        if interval is not None:
+            self.intervals[card.id] = interval
+
+    def _remove_event(self, event_id: str) -> None:
+        self.events.remove(event_id)
+        for table in (self.participants, self.event_types):
+            for key in [k for k, ids in table.items() if event_id in ids]:
+                table[key].discard(event_id)
+                if not table[key]:
+                    del table[key]
+        self.intervals.pop(event_id, None)
+
+    @handles(ProjectionCompleted)
+    def _projected(self, event: ProjectionCompleted, _: Recorded) -> None:
+        assert self._elements_model is not None, "the search index needs the elements model"
+        renamed = {alias.element_id for alias in event.plan.aliases_added}
+        for element_id in renamed:
+            element = self._elements_model.elements[element_id]
+            for fact in element.facts:
+                self.facts.add(fact.id, weighted_tokens(fact_document(element, fact)))
+        for added in event.plan.facts_added:
+            element = self._elements_model.elements[added.element_id]
+            self.facts.add(added.fact.id, weighted_tokens(fact_document(element, added.fact)))
+
+    @handles(TurnAppended)
+    def _turn(self, event: TurnAppended, _: Recorded) -> None:
+        messages = event.messages
+        previous = self._previous_message(event)
+        for i, message in enumerate(messages):
+            before = messages[i - 1] if i > 0 else previous
+            after = messages[i + 1] if i + 1 < len(messages) else None
+            self.raw.add(message.id, raw_tokens(message, before, after))
+
+    def _previous_message(self, event: TurnAppended) -> RawMessage | None:
+        """The thread's last message before this turn (the blocks model has folded the turn)."""
+        assert self._blocks_model is not None, "the search index needs the blocks model"
+        thread = self._blocks_model.threads.get(thread_key(event.thread_id))
+        if thread is None:
+            return None
+        earlier = [t for t in thread.tail if t.turn != event.turn]
+        if earlier and earlier[-1].messages:
+            return earlier[-1].messages[-1]
+        if thread.block_ids:
+            raw = self._blocks_model.blocks[thread.block_ids[-1]].l5_raw
+            return raw[-1] if raw else None
+        return None
+
+    # -- queries ----------------------------------------------------------------------------
+
+    def search_events(
+        self,
+        query: str,
+        *,
+        limit: int,
+        temporal_intent: str | None = None,
+        participants: Sequence[str] | None = None,
+        event_type: str | None = None,
+        happened_from: datetime | None = None,
+        happened_to: datetime | None = None,
+    ) -> list[tuple[str, float]]:
+        """Event ids by fused relevance: BM25 plus participant, type, time and intent rankings.
+
+        A non-empty query with no lexical or structured match returns nothing; an empty query
+        with no filters lists every retrievable event (ordered by the temporal intent, else
+        newest first).
+        """
+        assert self._events_model is not None
+        intent = normalize_intent(temporal_intent)
+        tokens = search_tokens(query)
+        rankings: list[list[str]] = []
+        lexical = [doc_id for doc_id, _ in self.events.top(tokens)] if tokens else []
+        if lexical:
+            rankings.append(lexical)
+        people = {normalize_name(p) for p in participants or ()}
+        people |= self._names_in(query, self.participants)
+        if people:
+            by_people = self._count_rank(self.participants, people)
+            if by_people:
+                rankings.append(by_people)
+        types = {normalize_name(event_type)} if event_type else set()
+        types |= self._names_in(query, self.event_types)
+        if types:
+            by_type = self._count_rank(self.event_types, types)
+            if by_type:
+                rankings.append(by_type)
+        if happened_from is not None or happened_to is not None:
+            by_time = self._time_rank(happened_from, happened_to)
+            if by_time:
+                rankings.append(by_time)
+        if not rankings:
+            if query.strip() or participants or event_type or happened_from or happened_to:
+                return []
+            candidates = list(self.events.docs)
+        else:
+            candidates = list(dict.fromkeys(i for ranking in rankings for i in ranking))
+        if intent is not None or not rankings:
+            rankings.append(self._intent_rank(candidates, intent or "latest"))
+        fused = rrf_rank([[{"id": i} for i in ranking] for ranking in rankings], limit=limit)
+        return [(hit.item["id"], hit.score) for hit in fused]
+
+    def _names_in(self, query: str, table: dict[str, set[str]]) -> set[str]:
+        """Keys of ``table`` that occur as whole words (or Han runs) in the query text."""
+        text = f" {normalize_search_text(query)} "
+        if not text.strip():
+            return set()
+        tokens = set(search_tokens(query))
+        found = set()
+        for key in table:
+            if key in tokens or (" " in key and f" {key} " in text):
+                found.add(key)
+        return found
+
+    @staticmethod
+    def _count_rank(table: dict[str, set[str]], keys: set[str]) -> list[str]:
+        counts: dict[str, int] = {}
+        for key in keys:
+            for event_id in table.get(key, ()):
+                counts[event_id] = counts.get(event_id, 0) + 1
+        return sorted(counts, key=lambda event_id: (-counts[event_id], event_id))
+
+    def _time_rank(self, start: datetime | None, end: datetime | None) -> list[str]:
+        """Events whose happened interval overlaps ``[start, end)``, tightest first."""
+        overlaps = []
+        for event_id, (s, e) in self.intervals.items():
+            if (start is None or e > start) and (end is None or s < end):
+                overlaps.append((e - s, event_id))
+        overlaps.sort()
+        return [event_id for _, event_id in overlaps]
+
+    def _intent_rank(self, candidates: list[str], intent: TemporalIntent) -> list[str]:
+        """Candidates ordered by happened start, then mentioned, then created (first or latest)."""
+        assert self._events_model is not None
+        records = self._events_model.records
+
+        def key(event_id: str) -> tuple[str, str, str, str]:
+            card = records[event_id].card
+            temporal = card.temporal
+            happened = ""
+            mentioned = ""
+            if temporal is not None:
+                if temporal.happened_start or temporal.happened_end:
+                    happened = (
+                        self.intervals[event_id][0].isoformat()
+                        if event_id in self.intervals
+                        else ""
+                    )
+                if temporal.mentioned_at:
+                    mentioned = partial_bounds(temporal.mentioned_at)[0].isoformat()
+            return happened or "~", mentioned or "~", card.created_at.isoformat(), event_id
+
+        ordered = sorted(candidates, key=key)
+        if intent == "latest":
+            dated = [i for i in ordered if key(i)[0] != "~"]
+            undated = [i for i in ordered if key(i)[0] == "~"]
+            ordered = list(reversed(dated)) + list(reversed(undated))
+        return ordered
+
+    def search_facts(
+        self, query: str, *, limit: int, name: str | None = None, type_: str | None = None
+    ) -> list[tuple[str, float]]:
+        """Fact ids by fused relevance: BM25 plus element name/alias and element type rankings."""
+        assert self._elements_model is not None
+        elements = self._elements_model
+        tokens = search_tokens(query)
+        rankings: list[list[str]] = []
+        lexical = [doc_id for doc_id, _ in self.facts.top(tokens)] if tokens else []
+        if lexical:
+            rankings.append(lexical)
+        named: list[ElementRecord] = []
+        if name:
+            named.extend(elements.find(name))
+        text = f" {normalize_search_text(query)} "
+        if text.strip():
+            for element in elements.elements.values():
+                if element in named:
+                    continue
+                if any(_occurs(normalize_name(n), text, tokens) for n in element.names()):
+                    named.append(element)
+        if named:
+            rankings.append([fact.id for element in named for fact in _newest_first(element.facts)])
+        if type_:
+            typed = [e for e in elements.elements.values() if e.type == type_]
+            by_type = [fact.id for element in typed for fact in _newest_first(element.facts)]
+            if by_type:
+                rankings.append(by_type)
+        if not rankings:
+            if query.strip() or name or type_:
+                return []
+            rankings.append(
+                [f.id for e in elements.elements.values() for f in _newest_first(e.facts)]
+            )
+        fused = rrf_rank([[{"id": i} for i in ranking] for ranking in rankings], limit=limit)
+        return [(hit.item["id"], hit.score) for hit in fused]
+
+    def search_raw(
+        self, query: str, *, limit: int, thread_id: str | None = None
+    ) -> list[tuple[str, float]]:
+        """Message ids by BM25 over the message and its neighbours; optionally one thread."""
+        tokens = search_tokens(query)
+        if not tokens:
+            return []
+        if thread_id is None:
+            return self.raw.top(tokens, limit)
+        assert self._blocks_model is not None
+        key = thread_key(thread_id)
+        messages = self._blocks_model.messages
+        hits = [hit for hit in self.raw.top(tokens) if messages[hit[0]].thread == key]
+        return hits[:limit]
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "events": self.events.snapshot(),
+            "facts": self.facts.snapshot(),
+            "raw": self.raw.snapshot(),
+            "participants": _dump_table(self.participants),
+            "event_types": _dump_table(self.event_types),
+            "intervals": [
+                [event_id, start.isoformat(), end.isoformat()]
+                for event_id, (start, end) in self.intervals.items()
+            ],
+        }
+
+    @classmethod
+    def restore(cls, data: dict[str, Any]) -> Self:
+        model = cls()
+        model.events = InvertedIndex.restore(data["events"])
+        model.facts = InvertedIndex.restore(data["facts"])
+        model.raw = InvertedIndex.restore(data["raw"])
+        model.participants = {key: set(ids) for key, ids in data["participants"]}
+        model.event_types = {key: set(ids) for key, ids in data["event_types"]}
+        model.intervals = {
+            event_id: (datetime.fromisoformat(start), datetime.fromisoformat(end))
+            for event_id, start, end in data["intervals"]
+        }
+        return model
+
+
+def _dump_table(table: dict[str, set[str]]) -> list[list[Any]]:
+    return [[key, sorted(ids)] for key, ids in sorted(table.items())]
+
+
+def raw_tokens(
+    message: RawMessage, before: RawMessage | None, after: RawMessage | None
+) -> list[str]:
+    """A raw message's document: its text weighted up, its speaker and neighbours as context."""
+    fields: list[tuple[str, int]] = [(message.content, RAW_SELF_WEIGHT), (message.name or "", 1)]
+    for neighbour in (before, after):
+        if neighbour is not None:
+            fields.append((neighbour.content, RAW_CONTEXT_WEIGHT))
+    return weighted_tokens(fields)
+
+
+def _occurs(name: str, text: str, tokens: Iterable[str]) -> bool:
+    if not name:
+        return False
+    return name in set(tokens) or f" {name} " in text
+
+
+def _newest_first(facts: Iterable[ElementFact]) -> list[ElementFact]:
+    return sorted(facts, key=lambda f: (f.status != "active", -f.created_at.timestamp(), f.id))
+
+
+__all__ = [
+    "EVENT_FIELD_WEIGHTS",
+    "FACT_FIELD_WEIGHTS",
+    "SearchIndex",
+    "event_document",
+    "fact_document",
+    "normalize_intent",
+    "raw_tokens",
+]

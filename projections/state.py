@@ -1,0 +1,157 @@
+"""A namespace's read models folded together, in a fixed order, with one position and digest.
+
+Models are applied in ``MODEL_ORDER`` so a model may read the ones before it (the search index
+reads event statuses, element names and thread tails). A role that needs only some models asks
+for a subset; dependencies are added automatically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from projections.base import ReadModel
+from projections.blocks import BlocksModel
+from projections.decay import DecayModel
+from projections.elements import ElementsModel
+from projections.events import EventsModel
+from projections.jobs import JobsModel
+from projections.search_index import SearchIndex
+from projections.weights import WeightsModel
+from stratagate.events import Recorded, canonical_json
+
+MODEL_ORDER: tuple[type[ReadModel], ...] = (
+    BlocksModel,
+    DecayModel,
+    EventsModel,
+    WeightsModel,
+    JobsModel,
+    ElementsModel,
+    SearchIndex,
+)
+T = TypeVar("T", bound=ReadModel)
+ALL_MODELS: frozenset[str] = frozenset(cls.name for cls in MODEL_ORDER)
+DEPENDENCIES: dict[str, frozenset[str]] = {
+    "elements": frozenset({"events"}),
+    "search": frozenset({"blocks", "events", "elements"}),
+}
+
+
+def resolve_components(names: Iterable[str] | None) -> tuple[str, ...]:
+    """The requested model names plus their dependencies, in fold order."""
+    wanted = set(ALL_MODELS if names is None else names)
+    unknown = wanted - ALL_MODELS
+    if unknown:
+        raise ValueError(f"unknown read models: {sorted(unknown)}")
+    for name in list(wanted):
+        wanted |= DEPENDENCIES.get(name, frozenset())
+    return tuple(cls.name for cls in MODEL_ORDER if cls.name in wanted)
+
+
+class NamespaceState:
+    """The read models of one namespace and the log position they cover."""
+
+    def __init__(self, namespace: str, components: Iterable[str] | None = None) -> None:
+        self.namespace = namespace
+        self.position = 0
+        names = resolve_components(components)
+        self.models: dict[str, ReadModel] = {
+            cls.name: cls() for cls in MODEL_ORDER if cls.name in names
+        }
+        self._bind()
+
+    def _bind(self) -> None:
+        for model in self.models.values():
+            model.bind(self.models)
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        return tuple(self.models)
+
+    def apply(self, recorded: Recorded) -> None:
+        """Fold one event of this namespace; positions must increase."""
+        if recorded.namespace != self.namespace:
+            raise ValueError(f"event of namespace {recorded.namespace!r} fed to {self.namespace!r}")
+        if recorded.position <= self.position:
+            raise ValueError(f"position {recorded.position} is not after {self.position}")
+        for model in self.models.values():
+            model.apply(recorded)
+        self.position = recorded.position
+
+    def apply_all(self, records: Iterable[Recorded]) -> None:
+        for recorded in records:
+            self.apply(recorded)
+
+    def digests(self) -> dict[str, str]:
+        """Digest of each model."""
+        return {name: model.digest() for name, model in self.models.items()}
+
+    def digest(self) -> str:
+        """One digest over every model's digest."""
+        return hashlib.sha256(canonical_json(self.digests()).encode()).hexdigest()
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every model's content with its version, and the position covered."""
+        return {
+            "namespace": self.namespace,
+            "position": self.position,
+            "models": {
+                name: {"version": type(model).version, "data": model.snapshot()}
+                for name, model in self.models.items()
+            },
+        }
+
+    @classmethod
+    def restore(cls, data: dict[str, Any]) -> NamespaceState:
+        """The state a snapshot was taken from; raises ``ValueError`` on a version mismatch."""
+        state = cls(data["namespace"], data["models"].keys())
+        for model_cls in MODEL_ORDER:
+            entry = data["models"].get(model_cls.name)
+            if entry is None:
+                continue
+            if entry["version"] != model_cls.version:
+                raise ValueError(f"snapshot of {model_cls.name} is v{entry['version']}")
+            state.models[model_cls.name] = model_cls.restore(entry["data"])
+        state.position = data["position"]
+        state._bind()
+        return state
+
+    # -- typed access -----------------------------------------------------------------------
+
+    @property
+    def blocks(self) -> BlocksModel:
+        return self._get("blocks", BlocksModel)
+
+    @property
+    def decay(self) -> DecayModel:
+        return self._get("decay", DecayModel)
+
+    @property
+    def events(self) -> EventsModel:
+        return self._get("events", EventsModel)
+
+    @property
+    def weights(self) -> WeightsModel:
+        return self._get("weights", WeightsModel)
+
+    @property
+    def jobs(self) -> JobsModel:
+        return self._get("jobs", JobsModel)
+
+    @property
+    def elements(self) -> ElementsModel:
+        return self._get("elements", ElementsModel)
+
+    @property
+    def search(self) -> SearchIndex:
+        return self._get("search", SearchIndex)
+
+    def _get(self, name: str, cls: type[T]) -> T:
+        model = self.models.get(name)
+        if not isinstance(model, cls):
+            raise LookupError(f"read model {name!r} is not part of this state")
+        return model
+
+
+__all__ = ["ALL_MODELS", "MODEL_ORDER", "NamespaceState", "resolve_components"]

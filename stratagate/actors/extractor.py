@@ -1,0 +1,343 @@
+"""The extractor: delayed extraction of event cards, manual cards, supersession.
+
+Block N of a thread is extracted once block N+1 is sealed. The callback gets the target (the
+only legal source), the previous block if any, the next block and the timeline of existing
+events. A job goes running → succeeded / skipped / failed, each an appended event; the model
+runs between them, outside any transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from stratagate.actors.role import Role, error_text
+from stratagate.callbacks import invoke, resolve, validate_output
+from stratagate.cards import build_card
+from stratagate.errors import UnknownIdError
+from stratagate.events import (
+    EXTRACTION,
+    DomainEvent,
+    EventAdded,
+    EventMerged,
+    EventSuperseded,
+    ExternalImportRecorded,
+    ExternalImportUndone,
+    ExtractionFailed,
+    ExtractionInterrupted,
+    ExtractionSkipped,
+    ExtractionStarted,
+    ExtractionSucceeded,
+)
+from stratagate.external_import import (
+    Decision,
+    ExternalItem,
+    ExternalMemoryDocument,
+    candidate,
+    check_decision,
+    item_hash,
+)
+from stratagate.layers import deterministic_layers
+from stratagate.models import (
+    BlockSummary,
+    EventCard,
+    EventCardInput,
+    ExtractionContext,
+    ExtractionResult,
+    RawMessage,
+    parse_input,
+)
+from stratagate.results import ImportResult
+
+SUMMARIZER_SKIP = "the summarizer marked the block should_extract=false"
+
+
+class Extractor(Role):
+    """The only writer of the extraction stream."""
+
+    stream = EXTRACTION
+    components = ("blocks", "decay", "events", "jobs", "search")
+
+    def pending_blocks(self, *, retry_failed: bool, retry_skipped: bool) -> list[tuple[str, int]]:
+        """(block id, thread position) of every target ready for (re)extraction, in order."""
+        blocks, jobs = self.state.blocks, self.state.jobs.extraction
+        ready = []
+        for thread in blocks.conversation_threads():
+            for position, block_id in enumerate(thread.block_ids[:-1], start=1):
+                job = jobs.get(block_id)
+                if (
+                    job is None
+                    or (job.status == "failed" and retry_failed)
+                    or (job.status == "skipped" and retry_skipped and not job.skip_retried)
+                ):
+                    ready.append((block_id, position))
+        return ready
+
+    def extract_ready(
+        self, *, retry_failed: bool = False, retry_skipped: bool = False
+    ) -> list[EventCard]:
+        """Run every ready extraction job; with no extractor configured, nothing happens."""
+        self.refresh()
+        extractor = resolve("extractor", self.options.extractor)
+        if extractor is None:
+            return []
+        extracted: list[EventCard] = []
+        for block_id, position in self.pending_blocks(
+            retry_failed=retry_failed, retry_skipped=retry_skipped
+        ):
+            job = self.state.jobs.extraction.get(block_id)
+            record = self.state.blocks.blocks[block_id]
+            if job is None and not record.summary.should_extract:
+                self._append(
+                    ExtractionSkipped(
+                        block_id=block_id, reason=SUMMARIZER_SKIP, at=self.options.now()
+                    )
+                )
+                continue
+            extracted.extend(
+                self._extract(extractor, block_id, position, (job.attempts if job else 0) + 1)
+            )
+        return extracted
+
+    def _extract(
+        self, extractor: object, block_id: str, position: int, attempt: int
+    ) -> list[EventCard]:
+        self._append(ExtractionStarted(block_id=block_id, attempt=attempt, at=self.options.now()))
+        view = self.view
+        target = view.block(block_id)
+        thread_id = target.thread_id
+        blocks = self.state.blocks
+        previous = blocks.block_at(thread_id, position - 1)
+        following = blocks.block_at(thread_id, position + 1)
+        assert following is not None, "a target is only ready once its next block is sealed"
+        context = ExtractionContext(
+            previous=view.block(previous.id) if previous else None,
+            target=target,
+            next=view.block(following.id),
+            timeline=view.timeline(),
+        )
+        try:
+            result = validate_output(ExtractionResult, invoke(extractor, context), "extractor")  # type: ignore[arg-type]
+        except Exception as exc:
+            self._append(
+                ExtractionFailed(block_id=block_id, error=error_text(exc), at=self.options.now())
+            )
+            raise
+        now = self.options.now()
+        if not result.should_extract:
+            reason = result.reason or "the extractor found nothing worth keeping"
+            self._append(ExtractionSkipped(block_id=block_id, reason=reason, at=now))
+            return []
+        if not result.events:
+            error = f"extractor returned should_extract=true with no events: {result.reason or 'no reason given'}"
+            self._append(ExtractionFailed(block_id=block_id, error=error, at=now))
+            return []
+        existing = set(self.state.events.records)
+        cards: list[EventCard] = []
+        for proposed in result.events:
+            card = build_card(
+                proposed,
+                block_id=block_id,
+                block_messages=target.l5_raw,
+                existing_ids=existing,
+                at=now,
+                turn=self.state.blocks.turn,
+                new_id=self.options.make_id,
+                strict=False,
+            )
+            existing.add(card.id)
+            cards.append(card)
+        self._append(
+            ExtractionSucceeded(block_id=block_id, reason=result.reason, events=cards, at=now),
+            *self._supersessions(cards, now),
+        )
+        return [self.view.event(card.id) for card in cards]
+
+    def _supersessions(
+        self, cards: list[EventCard], at: object, batch: str | None = None
+    ) -> list[EventSuperseded]:
+        """``EventSuperseded`` for each active older event a new card says it supersedes."""
+        records = self.state.events.records
+        out = []
+        for card in cards:
+            for old_id in card.temporal.supersedes_event_ids if card.temporal else []:
+                old = records.get(old_id)
+                if old is not None and old.status == "active" and old_id != card.id:
+                    out.append(
+                        EventSuperseded(
+                            event_id=old_id, superseded_by=card.id, import_batch_id=batch, at=at
+                        )  # type: ignore[arg-type]
+                    )
+        return out
+
+    def add_event(self, proposed: EventCardInput | dict) -> EventCard:
+        """A caller's card: its source block must exist and it may cite only that block."""
+        self.refresh()
+        card_input = parse_input(EventCardInput, proposed, what="event")
+        block = self.state.blocks.blocks.get(card_input.source_block_id)
+        if block is None:
+            raise UnknownIdError(f"unknown source block id {card_input.source_block_id!r}")
+        now = self.options.now()
+        card = build_card(
+            card_input,
+            block_id=block.id,
+            block_messages=block.l5_raw,
+            existing_ids=self.state.events.records.keys(),
+            at=now,
+            turn=self.state.blocks.turn,
+            new_id=self.options.make_id,
+            strict=True,
+        )
+        self._append(
+            EventAdded(event=card, origin="manual", at=now), *self._supersessions([card], now)
+        )
+        return self.view.event(card.id)
+
+    # -- external memory import -------------------------------------------------------------
+
+    def import_external(
+        self, document: ExternalMemoryDocument, decide: Callable[..., Any] | None, top_k: int
+    ) -> ImportResult:
+        """Import a parsed document as one atomic batch (see ``stratagate.external_import``).
+
+        Exact duplicates of items already imported (or repeated in the document) are skipped
+        without calling ``decide``; every decision is taken before anything is appended, so a
+        failing decider leaves the log untouched.
+        """
+        self.refresh()
+        known = self.state.events.imported_hashes()
+        fresh: list[tuple[ExternalItem, str]] = []
+        skipped = 0
+        for item in document.items:
+            digest = item_hash(item)
+            if digest in known:
+                skipped += 1
+                continue
+            known.add(digest)
+            fresh.append((item, digest))
+        if not fresh:
+            return ImportResult(batch_id=None, source_block_id=None, skipped_duplicates=skipped)
+        now = self.options.now()
+        batch_id = self.options.make_id("import")
+        block_id = self.options.make_id("blk")
+        thread_id = f"import:{batch_id}"
+        messages = [
+            RawMessage(
+                id=self.options.make_id("msg"),
+                role="user",
+                name=document.source,
+                content=item.text,
+                created_at=now,
+                thread_id=thread_id,
+            )
+            for item, _ in fresh
+        ]
+        layers = deterministic_layers(messages)
+        events: list[DomainEvent] = [
+            ExternalImportRecorded(
+                batch_id=batch_id,
+                format=document.format,
+                source=document.source,
+                block_id=block_id,
+                messages=messages,
+                summary=BlockSummary(
+                    l0_title=f"Imported memory from {document.source}",
+                    l0_tags=["import"],
+                    l1_summary=f"{len(messages)} memory items imported from {document.source}.",
+                    l2_keypoints=[m.content[:160] for m in messages[:12]],
+                    should_extract=False,
+                ),
+                l3_condensed=layers.l3_condensed,
+                l4_readable=layers.l4_readable,
+                item_hashes=[digest for _, digest in fresh],
+                at=now,
+            )
+        ]
+        result = ImportResult(
+            batch_id=batch_id, source_block_id=block_id, skipped_duplicates=skipped
+        )
+        existing = set(self.state.events.records)
+        view = self.view
+        for (item, _), message in zip(fresh, messages, strict=True):
+            proposal = candidate(item, block_id=block_id, message_id=message.id)
+            matches = [hit.event for hit in view.search_events(proposal.summary, limit=top_k)]
+            decision = (
+                Decision(action="add")
+                if decide is None
+                else check_decision(invoke(decide, proposal, matches), matches)
+            )
+            target = decision.target_event_id
+            if decision.action == "ignore":
+                result.ignored.append(message.id)
+                continue
+            if decision.action == "merge":
+                assert target is not None
+                events.append(
+                    EventMerged(
+                        event_id=target,
+                        source_message_id=message.id,
+                        import_batch_id=batch_id,
+                        at=now,
+                    )
+                )
+                result.merged.append(target)
+                continue
+            if decision.action == "conflict":
+                assert proposal.temporal is not None and target is not None
+                proposal = proposal.model_copy(
+                    update={
+                        "temporal": proposal.temporal.model_copy(
+                            update={"conflicts_with_event_ids": [target]}
+                        )
+                    }
+                )
+            card = build_card(
+                proposal,
+                block_id=block_id,
+                block_messages=[message],
+                existing_ids=existing,
+                at=now,
+                turn=self.state.blocks.turn,
+                new_id=self.options.make_id,
+                strict=True,
+                fill_mentioned=False,
+            )
+            existing.add(card.id)
+            events.append(EventAdded(event=card, origin="import", import_batch_id=batch_id, at=now))
+            result.added.append(card.id)
+            if decision.action == "supersede":
+                assert target is not None
+                events.append(
+                    EventSuperseded(
+                        event_id=target, superseded_by=card.id, import_batch_id=batch_id, at=now
+                    )
+                )
+                result.superseded.append(target)
+            elif decision.action == "conflict":
+                result.conflicts.append(card.id)
+        self._append(*events)
+        return result
+
+    def undo_import(self, batch_id: str) -> bool:
+        """Take an import batch's events out of retrieval (appended event); False if already undone."""
+        self.refresh()
+        batch = self.state.events.imports.get(batch_id)
+        if batch is None:
+            raise UnknownIdError(f"unknown import batch id {batch_id!r}")
+        if batch.undone:
+            return False
+        self._append(ExternalImportUndone(batch_id=batch_id, at=self.options.now()))
+        return True
+
+    def recover(self) -> int:
+        """Jobs found running at hydration become failed (interrupted), ready for a retry."""
+        self.refresh()
+        running = [
+            job.block_id for job in self.state.jobs.extraction.values() if job.status == "running"
+        ]
+        for block_id in running:
+            self._append(ExtractionInterrupted(block_id=block_id, at=self.options.now()))
+        return len(running)
+
+
+__all__ = ["SUMMARIZER_SKIP", "Extractor"]

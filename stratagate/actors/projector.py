@@ -1,0 +1,161 @@
+"""The projector: queues projection jobs for durable events, claims, calls, completes or fails.
+
+Only facts whose every cited event is in the claimed batch are applied (``plan_projection``);
+what was applied is recorded in ``ProjectionCompleted`` so replay never re-runs the matching.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from stratagate.actors.role import Role, error_text
+from stratagate.callbacks import invoke, resolve, validate_output
+from stratagate.errors import InvalidInputError, UnknownIdError
+from stratagate.events import (
+    ELEMENTS,
+    ProjectionClaimed,
+    ProjectionCompleted,
+    ProjectionFailed,
+    ProjectionInterrupted,
+    ProjectionQueued,
+)
+from stratagate.facts import plan_projection, projection_diagnostic
+from stratagate.models import (
+    ElementCard,
+    ElementProjectionContext,
+    ElementProjectionJob,
+    ElementProjectionResult,
+    EventCard,
+)
+from stratagate.timeutil import partial_bounds
+
+
+def event_time(card: EventCard) -> datetime | None:
+    """When an event happened (its start), else when it was mentioned."""
+    temporal = card.temporal
+    if temporal is None:
+        return None
+    for value in (temporal.happened_start, temporal.happened_end, temporal.mentioned_at):
+        if value:
+            return partial_bounds(value)[0]
+    return None
+
+
+class Projector(Role):
+    """The only writer of the elements stream."""
+
+    stream = ELEMENTS
+    components = ("events", "weights", "jobs", "elements")
+
+    def queue_pending(self) -> list[str]:
+        """One job per group of durable events not yet queued; returns the new job ids."""
+        self.refresh()
+        records = self.state.events.records
+        job_ids = []
+        for event_ids in list(self.state.jobs.unqueued.values()):
+            live = [e for e in event_ids if e in records]
+            if not live:
+                continue
+            job_id = self.options.make_id("proj")
+            self._append(
+                ProjectionQueued(job_id=job_id, source_event_ids=live, at=self.options.now())
+            )
+            job_ids.append(job_id)
+        return job_ids
+
+    def run_pending(self, *, retry_failed: bool = False) -> list[ElementCard]:
+        """Queue, then claim → call → complete (or fail) every pending job, if a projector is set."""
+        self.queue_pending()
+        projector = resolve("element_projector", self.options.element_projector)
+        if projector is None:
+            return []
+        touched: dict[str, None] = {}
+        while True:
+            context = self.claim_next(include_failed=retry_failed)
+            if context is None:
+                break
+            try:
+                result = validate_output(
+                    ElementProjectionResult, invoke(projector, context), "element_projector"
+                )
+            except Exception as exc:
+                self.fail(context.job_id, error_text(exc))
+                raise
+            job = self.complete(context.job_id, result)
+            touched.update(dict.fromkeys(job.element_ids))
+        return [self.view.element(element_id) for element_id in touched]
+
+    def claim_next(self, *, include_failed: bool = False) -> ElementProjectionContext | None:
+        """Claim the oldest pending job (or a failed one when asked) and build its context."""
+        self.refresh()
+        jobs = self.state.jobs.projection.values()
+        job = next((j for j in jobs if j.status == "pending"), None)
+        if job is None and include_failed:
+            job = next((j for j in jobs if j.status == "failed"), None)
+        if job is None:
+            return None
+        self._append(
+            ProjectionClaimed(job_id=job.id, attempt=job.attempts + 1, at=self.options.now())
+        )
+        view = self.view
+        return ElementProjectionContext(
+            job_id=job.id,
+            events=[view.event(e) for e in job.source_event_ids if e in self.state.events.records],
+            existing_elements=view.elements(),
+        )
+
+    def _running(self, job_id: str) -> None:
+        job = self.state.jobs.projection.get(job_id)
+        if job is None:
+            raise UnknownIdError(f"unknown projection job id {job_id!r}")
+        if job.status != "running":
+            raise InvalidInputError(
+                f"projection job {job_id} is {job.status}, not running (claim it first)"
+            )
+
+    def complete(self, job_id: str, result: ElementProjectionResult | dict) -> ElementProjectionJob:
+        """Apply a result to a claimed job: only changes citing solely batch events survive."""
+        self.refresh()
+        self._running(job_id)
+        outcome = validate_output(ElementProjectionResult, result, "element projection result")
+        job = self.state.jobs.projection[job_id]
+        view = self.view
+        batch = [view.event(e) for e in job.source_event_ids if e in self.state.events.records]
+        now = self.options.now()
+        plan = plan_projection(
+            view.elements(),
+            outcome.changes,
+            job.source_event_ids,
+            at=now,
+            new_id=self.options.make_id,
+            event_times={card.id: event_time(card) for card in batch},
+        )
+        self._append(
+            ProjectionCompleted(
+                job_id=job_id,
+                reason=outcome.reason,
+                plan=plan,
+                diagnostic=projection_diagnostic(plan, len(job.source_event_ids), outcome.reason),
+                at=now,
+            )
+        )
+        return self.state.jobs.projection[job_id].view()
+
+    def fail(self, job_id: str, error: str | BaseException) -> ElementProjectionJob:
+        """Record a claimed job as failed (retryable)."""
+        self.refresh()
+        self._running(job_id)
+        text = error if isinstance(error, str) else error_text(error)
+        self._append(ProjectionFailed(job_id=job_id, error=text or "failed", at=self.options.now()))
+        return self.state.jobs.projection[job_id].view()
+
+    def recover(self) -> int:
+        """Jobs found running at hydration become failed (interrupted)."""
+        self.refresh()
+        running = [j.id for j in self.state.jobs.projection.values() if j.status == "running"]
+        for job_id in running:
+            self._append(ProjectionInterrupted(job_id=job_id, at=self.options.now()))
+        return len(running)
+
+
+__all__ = ["Projector", "event_time"]

@@ -1,0 +1,81 @@
+"""The caller's model callbacks: resolving ``"offline"``, calling sync or async, validating output.
+
+A callback may be a plain callable or an ``async def``; it may return the model or a dict. Its
+output is validated before anything is appended; an exception it raises propagates unchanged
+(the caller sees its own error) after the failed job state is durable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from stratagate.errors import InvalidInputError, ModelResponseError
+from stratagate.models import parse_input
+
+M = TypeVar("M", bound=BaseModel)
+Callback = Callable[[Any], Any]
+
+OFFLINE = "offline"
+
+
+def resolve(role: str, value: Callback | str | None) -> Callback | None:
+    """The callable for a callback option: ``None``, a callable, or ``"offline"``."""
+    if value is None or callable(value):
+        return value
+    if value == OFFLINE:
+        from stratagate import offline
+
+        return {
+            "summarizer": offline.offline_summarizer,
+            "extractor": offline.offline_extractor,
+            "element_projector": offline.offline_element_projector,
+        }[role]
+    raise InvalidInputError(f"{role}: expected a callable, 'offline' or None, got {value!r}")
+
+
+def describe(fn: Callback | None) -> str:
+    """A short, stable name of a callback for the log (``offline``, the class or function name)."""
+    if fn is None:
+        return "default"
+    module = getattr(fn, "__module__", "") or type(fn).__module__
+    if module.startswith("stratagate.offline"):
+        return OFFLINE
+    name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    return f"{module}.{name}" if module else name
+
+
+def invoke(fn: Callable[..., Any], *arguments: Any) -> Any:
+    """Call ``fn`` (sync or async) and return its (awaited) result."""
+    result = fn(*arguments)
+    if inspect.isawaitable(result):
+        return _run(result)
+    return result
+
+
+def _run(awaitable: Any) -> Any:
+    async def wrap() -> Any:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wrap())
+    raise InvalidInputError(
+        "an async callback cannot run inside a running event loop; use AsyncStrataGate"
+    )
+
+
+def validate_output(model: type[M], value: Any, role: str) -> M:
+    """Validate a callback's output; a malformed result is a ``ModelResponseError``."""
+    try:
+        return parse_input(model, value, what=f"{role} output")
+    except InvalidInputError as exc:
+        raise ModelResponseError(str(exc)) from exc
+
+
+__all__ = ["OFFLINE", "Callback", "describe", "invoke", "resolve", "validate_output"]

@@ -1,0 +1,565 @@
+"""``StrataGate``: the memory object of API.md, a thin façade over the namespace's actors.
+
+Every method validates its input, then asks one role (inline: in this process; Ray: a named
+actor) to decide and append; reads are answered by the weight keeper's read models. The façade
+keeps its own handle on the log for history, verification and time travel.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Collection, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from projections.replay import iter_records, replay
+from stratagate.actors.inline import Handles, InlineRuntime
+from stratagate.actors.sealer import TurnAck, TurnCommand
+from stratagate.errors import InvalidInputError, StorageError
+from stratagate.events import EventStore
+from stratagate.events.sql_store import open_event_store
+from stratagate.external_import import parse_document
+from stratagate.models import (
+    ElementCard,
+    ElementProjectionContext,
+    ElementProjectionJob,
+    ElementProjectionResult,
+    EventCard,
+    EventCardInput,
+    ExtractionJob,
+    MemoryBlock,
+    RawMessage,
+    RetrievalAssessment,
+    ToolTrace,
+    UsageAudit,
+    UsageReceipt,
+)
+from stratagate.options import MemoryOptions
+from stratagate.results import (
+    AppendTurnResult,
+    BlockContextEntry,
+    ElementHit,
+    EventHit,
+    ExpandedEvent,
+    HistoryRecord,
+    HitList,
+    ImportResult,
+    NamespaceStats,
+    RawHit,
+    RecallContext,
+    ResumePendingResult,
+    VerifyReport,
+)
+from stratagate.turns import check_thread_id, check_time, turn_messages
+from stratagate.view import MemoryView
+
+
+def check_namespace(namespace: object) -> str:
+    """A namespace is a non-empty printable string."""
+    if not isinstance(namespace, str) or not namespace.strip() or not namespace.isprintable():
+        raise InvalidInputError(
+            f"namespace must be a non-empty printable string, got {namespace!r}"
+        )
+    return namespace
+
+
+def database_url(database: str | os.PathLike[str]) -> str:
+    """A stable identity for a database: URLs as given, file paths made absolute."""
+    text = os.fspath(database)
+    if "://" in text or text == ":memory:":
+        return text
+    return str(Path(text).expanduser().resolve())
+
+
+class StrataGate:
+    """Long-term memory of one namespace. Open it with ``StrataGate.open`` or ``in_memory``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "construction is explicit: use StrataGate.open(...) or StrataGate.in_memory(...)"
+        )
+
+    @classmethod
+    def open(cls, database: str | os.PathLike[str], namespace: str, **options: Any) -> StrataGate:
+        """A durable memory on a SQLite file path or a SQLAlchemy URL (PostgreSQL too)."""
+        opts = MemoryOptions.from_kwargs(**options)
+        return cls._start(database_url(database), check_namespace(namespace), opts, temp_dir=None)
+
+    @classmethod
+    def in_memory(cls, namespace: str = "default", **options: Any) -> StrataGate:
+        """An ephemeral memory (tests, scratch): nothing outlives ``close()``."""
+        opts = MemoryOptions.from_kwargs(**options).with_(persistent=False)
+        temp_dir = None
+        database = ":memory:"
+        if opts.runtime == "ray":  # actors are processes: they need a file to share
+            temp_dir = tempfile.mkdtemp(prefix="stratagate-")
+            database = str(Path(temp_dir) / "memory.db")
+        return cls._start(database, check_namespace(namespace), opts, temp_dir=temp_dir)
+
+    @classmethod
+    def _start(
+        cls, database: str, namespace: str, options: MemoryOptions, *, temp_dir: str | None
+    ) -> StrataGate:
+        self = object.__new__(cls)
+        self._namespace = namespace
+        self._database = database
+        self._options = options
+        self._temp_dir = temp_dir
+        self._closed = False
+        self._store = open_event_store(database)
+        try:
+            self._runtime = self._make_runtime(recover=options.recover_on_open)
+            self._runtime.call("sealer", "apply_settings")
+        except BaseException:
+            self._store.close()
+            raise
+        return self
+
+    def _make_runtime(self, *, recover: bool) -> Any:
+        if self._options.runtime == "ray":
+            from stratagate.actors.ray_runtime import RayRuntime
+
+            return RayRuntime(self._database, self._namespace, self._options, recover=recover)
+        return InlineRuntime(self._store, self._namespace, self._options, recover=recover)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def __enter__(self) -> StrataGate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Finish background work, snapshot the read models (durable mode) and release."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._runtime.close(
+                snapshot=self._options.persistent and self._options.snapshot_every > 0
+            )
+        finally:
+            self._store.close()
+            if self._temp_dir is not None:
+                shutil.rmtree(self._temp_dir, ignore_errors=True)
+
+    def _call(self, role: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        if self._closed:
+            raise StorageError("this memory is closed")
+        return self._runtime.call(role, method, *args, **kwargs)
+
+    def _query(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self._call("weights", "query", name, *args, **kwargs)
+
+    # -- identity ---------------------------------------------------------------------------
+
+    @property
+    def namespace(self) -> str:
+        return self._namespace
+
+    @property
+    def turn(self) -> int:
+        """Turns appended to this namespace (all threads)."""
+        return int(self._query("current_turn"))
+
+    @property
+    def revision(self) -> int:
+        """How many domain events the namespace has logged (monotonic)."""
+        return self._store.count(self._namespace)
+
+    @property
+    def handles(self) -> Handles:
+        """The namespace's actors: ``.sealer``, ``.extractor``, ``.projector``, ``.weights``."""
+        return self._runtime.handles
+
+    # -- ingest -----------------------------------------------------------------------------
+
+    def append_turn(
+        self,
+        user: Any,
+        assistant: Any,
+        *,
+        created_at: datetime | str | None = None,
+        thread_id: str | None = None,
+        user_tool_calls: Sequence[ToolTrace | Mapping[str, Any]] | None = None,
+        assistant_tool_calls: Sequence[ToolTrace | Mapping[str, Any]] | None = None,
+        receipt_id: str | None = None,
+        defer_processing: bool = False,
+        wait: bool = True,
+    ) -> AppendTurnResult:
+        """Make a turn durable, then (unless deferred) seal, extract and project what is ready.
+
+        ``wait=False`` returns once the turn is durable; the rest continues in the background
+        (see ``drain``). A known ``receipt_id`` is a no-op with an empty result.
+        """
+        options = self._options
+        if receipt_id is not None and (not isinstance(receipt_id, str) or not receipt_id.strip()):
+            raise InvalidInputError("receipt_id must be a non-empty string")
+        thread = check_thread_id(thread_id)
+        at = check_time(created_at, options.now())
+        messages = turn_messages(
+            user,
+            assistant,
+            at=at,
+            thread_id=thread,
+            user_tool_calls=user_tool_calls,
+            assistant_tool_calls=assistant_tool_calls,
+            new_id=options.make_id,
+        )
+        command = TurnCommand(
+            command_id=options.make_id("turn"),
+            thread_id=thread,
+            receipt_id=receipt_id,
+            messages=messages,
+            at=at,
+        )
+        ack: TurnAck = self._call("sealer", "append_turn", command)
+        if ack.duplicate:
+            return AppendTurnResult(duplicate=True)
+        if defer_processing:
+            return AppendTurnResult(turn=ack.turn)
+        if not wait:
+            self._runtime.start_pipeline()
+            return AppendTurnResult(turn=ack.turn)
+        sealed: list[MemoryBlock] = self._call("sealer", "seal_ready")
+        events: list[EventCard] = self._call("extractor", "extract_ready")
+        elements: list[ElementCard] = self._call("projector", "run_pending")
+        own = [block for block in sealed if block.thread_id == thread]
+        return AppendTurnResult(
+            turn=ack.turn,
+            sealed_block=own[-1] if own else (sealed[-1] if sealed else None),
+            extracted_events=events,
+            projected_elements=elements,
+        )
+
+    def drain(self, timeout: float | None = None) -> None:
+        """Block until this namespace's background work is idle (re-raises a background error)."""
+        self._runtime.drain(timeout)
+
+    def resume_pending_work(self, *, retry_skipped: bool = False) -> ResumePendingResult:
+        """Retry failed or interrupted seals, extractions and projections, and finish what is ready.
+
+        ``retry_skipped=True`` also retries each skipped extraction once.
+        """
+        sealed = self._call("sealer", "seal_ready", retry_failed=True)
+        events = self._call(
+            "extractor", "extract_ready", retry_failed=True, retry_skipped=retry_skipped
+        )
+        elements = self._call("projector", "run_pending", retry_failed=True)
+        return ResumePendingResult(
+            sealed_blocks=sealed, extracted_events=events, projected_elements=elements
+        )
+
+    # -- read models ------------------------------------------------------------------------
+
+    def list_blocks(self, thread_id: str | None = None) -> list[MemoryBlock]:
+        """Sealed blocks (all threads, or one), in sealing order."""
+        return self._query("blocks", thread_id)
+
+    def list_open_tail(self, thread_id: str | None = None) -> list[RawMessage]:
+        """Messages not yet sealed (all conversation threads, or one)."""
+        return self._query("open_tail", thread_id)
+
+    def list_events(self) -> list[EventCard]:
+        return self._query("events")
+
+    def list_elements(self) -> list[ElementCard]:
+        return self._query("elements")
+
+    def list_extraction_jobs(self) -> list[ExtractionJob]:
+        return self._query("extraction_jobs")
+
+    def list_element_projection_jobs(self) -> list[ElementProjectionJob]:
+        return self._query("projection_jobs")
+
+    def list_usage_receipts(self) -> list[UsageReceipt]:
+        return self._query("usage_receipts")
+
+    def has_ingestion_receipt(self, receipt_id: str) -> bool:
+        return bool(self._query("has_receipt", receipt_id))
+
+    def get_event(self, event_id: str) -> EventCard:
+        return self._query("event", event_id)
+
+    def get_block(self, block_id: str) -> MemoryBlock:
+        return self._query("block", block_id)
+
+    def stats(self) -> NamespaceStats:
+        """Counts of everything in the namespace."""
+        return self._query("stats", self.revision)
+
+    # -- events -----------------------------------------------------------------------------
+
+    def add_event(self, event: EventCardInput | Mapping[str, Any]) -> EventCard:
+        """Add a card citing an existing block; a projection job is queued for it."""
+        card: EventCard = self._call("extractor", "add_event", event)
+        self._call("projector", "queue_pending")
+        return card
+
+    def event_weight(self, event_id: str) -> float:
+        return float(self._query("event_weight", event_id))
+
+    def pin_event(self, event_id: str, pinned: bool = True) -> EventCard:
+        self._call("weights", "govern", "pin" if pinned else "unpin", event_id)
+        return self.get_event(event_id)
+
+    def forget_event(self, event_id: str) -> EventCard:
+        self._call("weights", "govern", "forget", event_id)
+        return self.get_event(event_id)
+
+    def restore_event(self, event_id: str) -> EventCard:
+        self._call("weights", "govern", "restore", event_id)
+        return self.get_event(event_id)
+
+    def archive_event(self, event_id: str) -> EventCard:
+        self._call("weights", "govern", "archive", event_id)
+        return self.get_event(event_id)
+
+    # -- retrieval --------------------------------------------------------------------------
+
+    def search_events(
+        self,
+        query: str,
+        *,
+        limit: int = 6,
+        temporal_intent: str | None = None,
+        participants: Sequence[str] | None = None,
+        event_type: str | None = None,
+        happened_from: datetime | str | None = None,
+        happened_to: datetime | str | None = None,
+    ) -> HitList[EventHit]:
+        """Hybrid event search (BM25 + structured rankings, RRF); the batch is logged."""
+        return self._call(
+            "weights",
+            "search_events",
+            query,
+            limit=limit,
+            temporal_intent=temporal_intent,
+            participants=list(participants) if participants is not None else None,
+            event_type=event_type,
+            happened_from=happened_from,
+            happened_to=happened_to,
+        )
+
+    def search_elements(
+        self, query: str, *, limit: int = 8, name: str | None = None, type: str | None = None
+    ) -> HitList[ElementHit]:
+        """Fact-level element search; the batch is logged."""
+        return self._call("weights", "search_elements", query, limit=limit, name=name, type=type)
+
+    def search_raw_memory(
+        self, query: str, *, limit: int = 6, thread_id: str | None = None
+    ) -> HitList[RawHit]:
+        """Ranked source messages (with neighbours); the batch is logged."""
+        return self._call("weights", "search_raw_memory", query, limit=limit, thread_id=thread_id)
+
+    def expand_event(self, event_id: str) -> ExpandedEvent:
+        return self._query("expand_event", event_id)
+
+    def expand_element(self, element_id: str, at: datetime | str | None = None) -> ElementCard:
+        return self._query("element", element_id, at)
+
+    def get_block_context(self, thread_id: str | None = None) -> list[BlockContextEntry]:
+        return self._query("block_context", thread_id)
+
+    def expand_block(
+        self, block_id: str, target: int | str = "next", *, source: str = "agent"
+    ) -> MemoryBlock:
+        """Re-anchor a block's pointer at ``target`` (a level, ``"L3"``, ``"next"``)."""
+        return self._call("sealer", "lift", block_id, target, source)
+
+    def assess_retrieval(
+        self, raw: Mapping[str, Any], batch: str | Collection[str]
+    ) -> RetrievalAssessment:
+        """Normalise a five-field assessment against a logged batch (or refs); it is logged."""
+        if not isinstance(raw, Mapping):
+            raise InvalidInputError(f"assessment must be a mapping, got {type(raw).__name__}")
+        return self._call(
+            "weights", "assess", dict(raw), batch if isinstance(batch, str) else list(batch)
+        )
+
+    def record_memory_use(
+        self,
+        *,
+        event_ids: Sequence[str] = (),
+        element_ids: Sequence[str] = (),
+        receipt_id: str | None = None,
+        audit: UsageAudit | Mapping[str, Any] | None = None,
+    ) -> UsageReceipt:
+        """Record which memories an answer used; reinforces them once per receipt id."""
+        return self._call(
+            "weights",
+            "record_use",
+            event_ids=list(event_ids),
+            element_ids=list(element_ids),
+            receipt_id=receipt_id,
+            audit=audit,
+        )
+
+    def recall_context(
+        self,
+        query: str,
+        *,
+        thread_id: str | None = None,
+        max_events: int = 4,
+        max_elements: int = 4,
+        token_budget: int = 900,
+    ) -> RecallContext:
+        """Relevant long-term memories within a token budget plus the thread's block context."""
+        return self._call(
+            "weights",
+            "recall_context",
+            query,
+            thread_id=thread_id,
+            max_events=max_events,
+            max_elements=max_elements,
+            token_budget=token_budget,
+        )
+
+    # -- manual projection ------------------------------------------------------------------
+
+    def claim_next_element_projection(self) -> ElementProjectionContext | None:
+        """Claim the oldest pending projection job (queued for any durable unprojected events)."""
+        self._call("projector", "queue_pending")
+        return self._call("projector", "claim_next")
+
+    def complete_element_projection(
+        self, job_id: str, result: ElementProjectionResult | Mapping[str, Any]
+    ) -> ElementProjectionJob:
+        return self._call("projector", "complete", job_id, result)
+
+    def fail_element_projection(
+        self, job_id: str, error: str | BaseException
+    ) -> ElementProjectionJob:
+        return self._call(
+            "projector", "fail", job_id, error if isinstance(error, str) else repr(error)
+        )
+
+    # -- external memory --------------------------------------------------------------------
+
+    def import_external_memory(
+        self,
+        document: Mapping[str, Any] | str | bytes,
+        *,
+        decide: Callable[[EventCardInput, list[EventCard]], Any] | None = None,
+        top_k: int = 5,
+    ) -> ImportResult:
+        """Import a ``stratagate.external-memory.v2`` document as one undoable batch.
+
+        Each new item becomes a candidate event compared with the ``top_k`` most similar
+        existing events; ``decide(candidate, matches)`` answers add / merge / supersede /
+        conflict / ignore (without a decider every candidate is added).
+        """
+        parsed = parse_document(document)
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50:
+            raise InvalidInputError(f"top_k must be an integer from 1 to 50, got {top_k!r}")
+        result: ImportResult = self._call("extractor", "import_external", parsed, decide, top_k)
+        if result.added:
+            self._call("projector", "run_pending")
+        return result
+
+    def undo_import(self, batch_id: str) -> bool:
+        """Undo an import batch by appended events (nothing is deleted); False if already undone."""
+        return bool(self._call("extractor", "undo_import", batch_id))
+
+    # -- audit ------------------------------------------------------------------------------
+
+    def history(self, since: int = 0) -> list[HistoryRecord]:
+        """Logged domain events after ``since`` (a global position), in order."""
+        if not isinstance(since, int) or since < 0:
+            raise InvalidInputError(f"since must be a non-negative integer, got {since!r}")
+        records = []
+        position = since
+        while True:
+            rows = self._store.read(self._namespace, after=position, limit=2000)
+            records.extend(
+                HistoryRecord(
+                    position=row.global_position,
+                    namespace=row.namespace,
+                    stream=row.stream,
+                    stream_version=row.stream_version,
+                    type=row.event_type,
+                    schema_version=row.schema_version,
+                    recorded_at=row.recorded_at,
+                    data=orjson.loads(row.payload),
+                )
+                for row in rows
+            )
+            if len(rows) < 2000:
+                return records
+            position = rows[-1].global_position
+
+    def verify(self) -> VerifyReport:
+        """Check the hash chain, then rebuild every read model from the log and compare."""
+        return verify_namespace(self._store, self._namespace, self._runtime.positioned_digests())
+
+    def state_at(self, position: int) -> MemoryView:
+        """A read-only view of the namespace as of a global position (nothing is logged)."""
+        if not isinstance(position, int) or position < 0:
+            raise InvalidInputError(f"position must be a non-negative integer, got {position!r}")
+        return MemoryView(replay(self._store, self._namespace, until=position))
+
+
+def verify_namespace(
+    store: EventStore, namespace: str, live: Sequence[tuple[int, dict[str, str]]]
+) -> VerifyReport:
+    """Chain check, then a replay compared with each live host's digests at its position."""
+    bad = store.verify_chain(namespace)
+    if bad is not None:
+        return VerifyReport(
+            ok=False,
+            first_bad_position=bad,
+            chain_ok=False,
+            replay_ok=False,
+            events_checked=0,
+            detail=f"hash chain breaks at global position {bad}",
+        )
+    state = replay(store, namespace, until=0)
+    mismatched: set[str] = set()
+    records = iter_records(store, namespace)
+    try:
+        for position, digests in sorted(live, key=lambda item: item[0]):
+            for recorded in records:
+                state.apply(recorded)
+                if state.position >= position:
+                    break
+            rebuilt = state.digests()
+            mismatched.update(
+                name for name, digest in digests.items() if rebuilt.get(name) != digest
+            )
+        for recorded in records:
+            state.apply(recorded)
+    except StorageError as exc:
+        return VerifyReport(
+            ok=False,
+            first_bad_position=_next_position(store, namespace, state.position),
+            chain_ok=True,
+            replay_ok=False,
+            events_checked=store.count(namespace),
+            detail=f"replay failed after position {state.position}: {exc}",
+        )
+    ok = not mismatched
+    names = ", ".join(sorted(mismatched))
+    return VerifyReport(
+        ok=ok,
+        first_bad_position=None,
+        chain_ok=True,
+        replay_ok=ok,
+        events_checked=store.count(namespace),
+        mismatched_models=sorted(mismatched),
+        detail="" if ok else f"live read models differ from the replay: {names}",
+    )
+
+
+def _next_position(store: EventStore, namespace: str, after: int) -> int | None:
+    rows = store.read(namespace, after=after, limit=1)
+    return rows[0].global_position if rows else None
+
+
+__all__ = ["StrataGate", "check_namespace", "database_url", "verify_namespace"]

@@ -1,0 +1,106 @@
+"""The typed options of a memory object, validated once when it is opened."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Literal
+
+from stratagate.callbacks import Callback, resolve
+from stratagate.errors import InvalidInputError
+from stratagate.timeutil import ensure_utc, utc_now
+
+Runtime = Literal["inline", "ray"]
+DEFAULT_BLOCK_TURN_SIZE = 12
+DEFAULT_BLOCK_DECAY_LAMBDA = 0.30
+
+
+def new_id(prefix: str) -> str:
+    """The default id factory: ``<prefix>_<32 hex digits>`` from a random UUID."""
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+@dataclass(frozen=True)
+class MemoryOptions:
+    """Everything ``StrataGate.open``/``in_memory`` accept besides database and namespace.
+
+    ``block_turn_size`` and ``block_decay_lambda`` left as ``None`` keep what the namespace
+    already recorded (defaults 12 and 0.30 for a new namespace); an explicit value different
+    from the recorded one is logged as a settings change.
+    """
+
+    block_turn_size: int | None = None
+    block_decay_lambda: float | None = None
+    summarizer: Callback | str | None = None
+    extractor: Callback | str | None = None
+    element_projector: Callback | str | None = None
+    clock: Callable[[], datetime] = utc_now
+    id_factory: Callable[[str], str] = new_id
+    runtime: Runtime = "inline"
+    persistent: bool = True
+    snapshot_every: int = 1000
+    """Write a read-model snapshot after this many new log events (0 disables)."""
+    ray_address: str | None = None
+    recover_on_open: bool = True
+    """Mark jobs found running as interrupted when the memory opens (off for read-only tools)."""
+    max_live_namespaces: int = 8
+    """Ray runtime: namespaces whose actors may stay alive at once; idle ones are passivated."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        size = self.block_turn_size
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
+            raise InvalidInputError(f"block_turn_size must be a positive integer, got {size!r}")
+        lam = self.block_decay_lambda
+        if lam is not None and (
+            not isinstance(lam, int | float)
+            or isinstance(lam, bool)
+            or not math.isfinite(lam)
+            or lam < 0
+        ):
+            raise InvalidInputError(f"block_decay_lambda must be a finite number >= 0, got {lam!r}")
+        if self.runtime not in ("inline", "ray"):
+            raise InvalidInputError(f"runtime must be 'inline' or 'ray', got {self.runtime!r}")
+        for role in ("summarizer", "extractor", "element_projector"):
+            resolve(role, getattr(self, role))
+        if not callable(self.clock) or not callable(self.id_factory):
+            raise InvalidInputError("clock and id_factory must be callables")
+        if self.max_live_namespaces < 1 or self.snapshot_every < 0:
+            raise InvalidInputError("max_live_namespaces must be >= 1 and snapshot_every >= 0")
+        if self.extra:
+            raise InvalidInputError(f"unknown options: {', '.join(sorted(self.extra))}")
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> MemoryOptions:
+        """Options from keyword arguments; unknown names are an ``InvalidInputError``."""
+        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        extra = {k: v for k, v in kwargs.items() if k not in known}
+        return cls(**{k: v for k, v in kwargs.items() if k in known}, extra=extra)
+
+    def with_(self, **changes: Any) -> MemoryOptions:
+        return replace(self, **changes)
+
+    def now(self) -> datetime:
+        """The clock's time, checked to be a datetime and made aware UTC."""
+        value = self.clock()
+        if not isinstance(value, datetime):
+            raise InvalidInputError(f"clock returned {type(value).__name__}, not a datetime")
+        return ensure_utc(value)
+
+    def make_id(self, prefix: str) -> str:
+        value = self.id_factory(prefix)
+        if not isinstance(value, str) or not value:
+            raise InvalidInputError(f"id_factory returned {value!r} for prefix {prefix!r}")
+        return value
+
+
+__all__ = [
+    "DEFAULT_BLOCK_DECAY_LAMBDA",
+    "DEFAULT_BLOCK_TURN_SIZE",
+    "MemoryOptions",
+    "Runtime",
+    "new_id",
+]

@@ -1,0 +1,206 @@
+"""What the memory object's methods return: results, hits, views and audit reports."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from pydantic import Field
+
+from stratagate.models import (
+    ElementCard,
+    ElementFact,
+    EventCard,
+    MemoryBlock,
+    Model,
+    RawMessage,
+    UtcDatetime,
+)
+
+T = TypeVar("T")
+
+
+class HitList(list[T]):
+    """A list of hits that remembers the retrieval batch it was logged as (``batch_id``)."""
+
+    def __init__(self, hits: Iterable[T] = (), batch_id: str | None = None) -> None:
+        super().__init__(hits)
+        self.batch_id = batch_id
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (HitList, (list(self), self.batch_id))
+
+    def __repr__(self) -> str:
+        return f"HitList(batch_id={self.batch_id!r}, {list.__repr__(self)})"
+
+
+class AppendTurnResult(Model):
+    """What one ``append_turn`` did: the block it sealed and what was derived from it."""
+
+    turn: int | None = None
+    """The namespace-wide turn number assigned (``None`` for a duplicate receipt)."""
+    duplicate: bool = False
+    sealed_block: MemoryBlock | None = None
+    extracted_events: list[EventCard] = Field(default_factory=list)
+    projected_elements: list[ElementCard] = Field(default_factory=list)
+
+
+class ResumePendingResult(Model):
+    """What ``resume_pending_work`` redid."""
+
+    sealed_blocks: list[MemoryBlock] = Field(default_factory=list)
+    extracted_events: list[EventCard] = Field(default_factory=list)
+    projected_elements: list[ElementCard] = Field(default_factory=list)
+
+
+class EventHit(Model):
+    """One event search hit."""
+
+    id: str
+    event: EventCard
+    score: float
+    weight: float
+
+
+class ElementHit(Model):
+    """One fact-level element search hit: the fact, its element and validity, with provenance."""
+
+    id: str
+    element_id: str
+    name: str
+    type: str
+    fact: ElementFact
+    score: float
+
+
+class RawHit(Model):
+    """One raw-memory hit: a source message with its neighbours and where it lives."""
+
+    id: str
+    block_id: str | None
+    """``None`` while the message is still in the open tail."""
+    thread_id: str | None
+    turn_range: tuple[int, int]
+    message: RawMessage
+    nearby: list[RawMessage]
+    score: float
+
+
+class BlockContextEntry(Model):
+    """One block (or the open tail) of a thread shown at its decayed level."""
+
+    id: str
+    thread_id: str | None
+    turn_range: tuple[int, int]
+    level: int
+    label: str
+    content: str
+
+
+class ExpandedEvent(Model):
+    """An event card with the exact source messages it cites."""
+
+    event: EventCard
+    source_block: MemoryBlock
+    source_messages: list[RawMessage]
+
+
+class RecallEntry(Model):
+    """One long-term memory chosen for automatic activation."""
+
+    kind: str
+    id: str
+    text: str
+    tokens: int
+    relevance: float
+    weight: float
+
+
+class RecallContext(Model):
+    """What ``recall_context`` packs for a model call (nothing is reinforced)."""
+
+    query: str
+    batch_id: str | None
+    events: list[RecallEntry] = Field(default_factory=list)
+    elements: list[RecallEntry] = Field(default_factory=list)
+    blocks: list[BlockContextEntry] = Field(default_factory=list)
+    tokens: int
+    token_budget: int
+    text: str
+
+
+class HistoryRecord(Model):
+    """One logged domain event as auditors read it."""
+
+    position: int
+    namespace: str
+    stream: str
+    stream_version: int
+    type: str
+    schema_version: int
+    recorded_at: str
+    data: dict[str, Any]
+
+
+class VerifyReport(Model):
+    """The outcome of ``verify()``: the chain and every read model checked against the log."""
+
+    ok: bool
+    first_bad_position: int | None = None
+    chain_ok: bool
+    replay_ok: bool
+    events_checked: int
+    mismatched_models: list[str] = Field(default_factory=list)
+    detail: str = ""
+
+
+class ImportResult(Model):
+    """What one external-memory import did, by action."""
+
+    batch_id: str | None
+    """``None`` when every item was an exact duplicate (nothing was appended)."""
+    source_block_id: str | None
+    added: list[str] = Field(default_factory=list)
+    merged: list[str] = Field(default_factory=list)
+    superseded: list[str] = Field(default_factory=list)
+    conflicts: list[str] = Field(default_factory=list)
+    ignored: list[str] = Field(default_factory=list)
+    skipped_duplicates: int = 0
+
+
+class NamespaceStats(Model):
+    """Counts of one namespace for the CLI and dashboards."""
+
+    namespace: str
+    revision: int
+    turns: int
+    threads: int
+    blocks: int
+    open_tail_turns: int
+    events: int
+    events_by_status: dict[str, int]
+    elements: int
+    facts: int
+    extraction_jobs: dict[str, int]
+    projection_jobs: dict[str, int]
+    receipts: int
+    batches: int
+    last_event_at: UtcDatetime | None = None
+
+
+__all__ = [
+    "AppendTurnResult",
+    "BlockContextEntry",
+    "ElementHit",
+    "EventHit",
+    "ExpandedEvent",
+    "HistoryRecord",
+    "HitList",
+    "ImportResult",
+    "NamespaceStats",
+    "RawHit",
+    "RecallContext",
+    "RecallEntry",
+    "ResumePendingResult",
+    "VerifyReport",
+]

@@ -1,0 +1,371 @@
+"""Read-only queries over a namespace's read models, answered as API models.
+
+The same view serves the live memory (inside the weight keeper, which also logs retrieval
+batches) and ``state_at`` (time travel for audits, which logs nothing).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+
+from projections.blocks import BlockRecord, thread_key
+from projections.state import NamespaceState
+from stratagate.errors import InvalidInputError, UnknownIdError
+from stratagate.layers import readable_transcript, render_raw
+from stratagate.models import (
+    ElementCard,
+    ElementProjectionJob,
+    EventCard,
+    ExtractionJob,
+    MemoryBlock,
+    MemoryWeight,
+    RawMessage,
+    TimelineEntry,
+    UsageReceipt,
+)
+from stratagate.results import (
+    BlockContextEntry,
+    ElementHit,
+    EventHit,
+    ExpandedEvent,
+    NamespaceStats,
+    RawHit,
+)
+from stratagate.timeutil import parse_datetime
+from stratagate.weights import memory_weight
+
+LEVEL_LABELS = {
+    0: "L0 title",
+    1: "L1 summary",
+    2: "L2 key points",
+    3: "L3 condensed",
+    4: "L4 readable",
+    5: "L5 raw",
+}
+
+
+def level_content(block: BlockRecord, level: int) -> str:
+    """The text of a block at one of its six views."""
+    summary = block.summary
+    if level == 0:
+        tags = f" [{', '.join(summary.l0_tags)}]" if summary.l0_tags else ""
+        return f"{summary.l0_title}{tags}"
+    if level == 1:
+        return summary.l1_summary
+    if level == 2:
+        return "\n".join(f"- {point}" for point in summary.l2_keypoints)
+    if level == 3:
+        return block.l3_condensed
+    if level == 4:
+        return block.l4_readable
+    return render_raw(block.l5_raw)
+
+
+class MemoryView:
+    """Queries over one ``NamespaceState`` (which must hold every read model)."""
+
+    def __init__(self, state: NamespaceState) -> None:
+        self.state = state
+
+    @property
+    def namespace(self) -> str:
+        return self.state.namespace
+
+    @property
+    def position(self) -> int:
+        return self.state.position
+
+    @property
+    def turn(self) -> int:
+        return self.state.blocks.turn
+
+    def current_turn(self) -> int:
+        """Turns appended so far (all threads)."""
+        return self.turn
+
+    # -- blocks -----------------------------------------------------------------------------
+
+    def block(self, block_id: str) -> MemoryBlock:
+        record = self.state.blocks.blocks.get(block_id)
+        if record is None:
+            raise UnknownIdError(f"unknown block id {block_id!r}")
+        return self._memory_block(record)
+
+    def _memory_block(self, record: BlockRecord) -> MemoryBlock:
+        pointer = self.state.decay.pointers[record.id]
+        summary = record.summary
+        return MemoryBlock(
+            id=record.id,
+            thread_id=record.thread_id,
+            sequence=record.sequence,
+            position=record.position,
+            start_turn=record.start_turn,
+            end_turn=record.end_turn,
+            created_at=record.created_at,
+            should_extract=summary.should_extract,
+            l0_title=summary.l0_title,
+            l0_tags=summary.l0_tags,
+            l1_summary=summary.l1_summary,
+            l2_keypoints=summary.l2_keypoints,
+            l3_condensed=record.l3_condensed,
+            l4_readable=record.l4_readable,
+            l5_raw=record.l5_raw,
+            pointer_current_level=self.state.decay.level(record.id),
+            pointer_anchor_level=pointer.anchor_level,
+            pointer_anchor_position=pointer.anchor_position,
+            last_lifted_at=pointer.last_lifted_at,
+            last_lift_source=pointer.last_lift_source,
+        )
+
+    def blocks(self, thread_id: str | None = None) -> list[MemoryBlock]:
+        """Every block in sealing order, or the blocks of one thread."""
+        records = self.state.blocks.blocks.values()
+        if thread_id is not None:
+            records = [r for r in records if r.thread_id == thread_id]
+        return [self._memory_block(r) for r in records]
+
+    def open_tail(self, thread_id: str | None = None) -> list[RawMessage]:
+        """Unsealed messages: of every conversation thread, or of one thread."""
+        blocks = self.state.blocks
+        if thread_id is not None:
+            return blocks.tail_messages(thread_id)
+        return [m for t in blocks.conversation_threads() for turn in t.tail for m in turn.messages]
+
+    def block_context(self, thread_id: str | None = None) -> list[BlockContextEntry]:
+        """A thread's blocks at their decayed levels, then its open tail (thread ``None`` is the
+        unthreaded conversation)."""
+        blocks = self.state.blocks
+        thread = blocks.thread(thread_id)
+        if thread is None:
+            return []
+        entries = []
+        for block_id in thread.block_ids:
+            record = blocks.blocks[block_id]
+            level = self.state.decay.level(block_id)
+            entries.append(
+                BlockContextEntry(
+                    id=block_id,
+                    thread_id=record.thread_id,
+                    turn_range=(record.start_turn, record.end_turn),
+                    level=level,
+                    label=LEVEL_LABELS[level],
+                    content=level_content(record, level),
+                )
+            )
+        if thread.tail:
+            messages = [m for turn in thread.tail for m in turn.messages]
+            entries.append(
+                BlockContextEntry(
+                    id=f"tail:{thread_key(thread_id)}",
+                    thread_id=thread_id,
+                    turn_range=(thread.tail[0].thread_turn, thread.tail[-1].thread_turn),
+                    level=5,
+                    label="open tail",
+                    content=readable_transcript(messages),
+                )
+            )
+        return entries
+
+    # -- events -----------------------------------------------------------------------------
+
+    def event(self, event_id: str) -> EventCard:
+        record = self.state.events.records.get(event_id)
+        if record is None:
+            raise UnknownIdError(f"unknown event id {event_id!r}")
+        return record.card.model_copy(
+            update={
+                "status": record.status,
+                "superseded_by": record.superseded_by,
+                "weight": self._weight(event_id, record.card.weight),
+                "updated_at": record.updated_at,
+            }
+        )
+
+    def _weight(self, memory_id: str, initial: MemoryWeight | None = None) -> MemoryWeight:
+        """The memory's weight state (its initial one when this state has no weights model)."""
+        fallback = initial or MemoryWeight()
+        if "weights" not in self.state.models:
+            return fallback
+        return self.state.weights.weights.get(memory_id) or fallback
+
+    def events(self) -> list[EventCard]:
+        """Every event card in creation order, whatever its status."""
+        return [self.event(event_id) for event_id in self.state.events.records]
+
+    def event_weight(self, event_id: str) -> float:
+        """``memory_weight`` of the event at the current turn."""
+        card = self.event(event_id)
+        return memory_weight(card.weight, card.status, self.turn)
+
+    def expand_event(self, event_id: str) -> ExpandedEvent:
+        """The card, its source block and the exact messages it cites."""
+        card = self.event(event_id)
+        block = self.block(card.source_block_id)
+        cited = set(card.source_message_ids)
+        return ExpandedEvent(
+            event=card,
+            source_block=block,
+            source_messages=[m for m in block.l5_raw if m.id in cited],
+        )
+
+    def timeline(self) -> list[TimelineEntry]:
+        """Existing retrievable events as the extractor sees them."""
+        return [
+            TimelineEntry(id=r.card.id, title=r.card.title, temporal=r.card.temporal)
+            for r in self.state.events.records.values()
+            if r.status in ("active", "superseded")
+        ]
+
+    # -- elements ---------------------------------------------------------------------------
+
+    def element(self, element_id: str, at: datetime | str | None = None) -> ElementCard:
+        record = self.state.elements.elements.get(element_id)
+        if record is None:
+            raise UnknownIdError(f"unknown element id {element_id!r}")
+        moment = None
+        if at is not None:
+            try:
+                moment = parse_datetime(at)
+            except ValueError as exc:
+                raise InvalidInputError(f"at: not a datetime or ISO-8601 text: {at!r}") from exc
+        return record.card(self._weight(element_id), at=moment)
+
+    def elements(self) -> list[ElementCard]:
+        return [r.card(self._weight(r.id)) for r in self.state.elements.elements.values()]
+
+    # -- jobs and receipts ------------------------------------------------------------------
+
+    def extraction_jobs(self) -> list[ExtractionJob]:
+        return [job.view() for job in self.state.jobs.extraction.values()]
+
+    def projection_jobs(self) -> list[ElementProjectionJob]:
+        return [job.view() for job in self.state.jobs.projection.values()]
+
+    def usage_receipts(self) -> list[UsageReceipt]:
+        return list(self.state.weights.receipts.values())
+
+    def has_receipt(self, receipt_id: str) -> bool:
+        return receipt_id in self.state.blocks.receipts
+
+    # -- search -----------------------------------------------------------------------------
+
+    def search_events(
+        self,
+        query: str,
+        *,
+        limit: int = 6,
+        temporal_intent: str | None = None,
+        participants: Sequence[str] | None = None,
+        event_type: str | None = None,
+        happened_from: datetime | str | None = None,
+        happened_to: datetime | str | None = None,
+    ) -> list[EventHit]:
+        try:
+            ranked = self.state.search.search_events(
+                query,
+                limit=_limit(limit),
+                temporal_intent=temporal_intent,
+                participants=participants,
+                event_type=event_type,
+                happened_from=_moment(happened_from, "happened_from"),
+                happened_to=_moment(happened_to, "happened_to"),
+            )
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from exc
+        hits = []
+        for event_id, score in ranked:
+            card = self.event(event_id)
+            weight = memory_weight(card.weight, card.status, self.turn)
+            hits.append(EventHit(id=event_id, event=card, score=score, weight=weight))
+        return hits
+
+    def search_elements(
+        self, query: str, *, limit: int = 8, name: str | None = None, type: str | None = None
+    ) -> list[ElementHit]:
+        ranked = self.state.search.search_facts(query, limit=_limit(limit), name=name, type_=type)
+        hits = []
+        for fact_id, score in ranked:
+            element, fact = self.state.elements.fact(fact_id)
+            hits.append(
+                ElementHit(
+                    id=fact_id,
+                    element_id=element.id,
+                    name=element.name,
+                    type=element.type,
+                    fact=fact,
+                    score=score,
+                )
+            )
+        return hits
+
+    def search_raw(
+        self, query: str, *, limit: int = 6, thread_id: str | None = None
+    ) -> list[RawHit]:
+        ranked = self.state.search.search_raw(query, limit=_limit(limit), thread_id=thread_id)
+        return [self._raw_hit(message_id, score) for message_id, score in ranked]
+
+    def _raw_hit(self, message_id: str, score: float) -> RawHit:
+        blocks = self.state.blocks
+        ref = blocks.messages[message_id]
+        thread = blocks.threads[ref.thread]
+        if ref.block_id is not None:
+            record = blocks.blocks[ref.block_id]
+            sequence = record.l5_raw
+            turn_range = (record.start_turn, record.end_turn)
+        else:
+            sequence = [m for turn in thread.tail for m in turn.messages]
+            turn_range = (thread.tail[0].thread_turn, thread.tail[-1].thread_turn)
+        index = next(i for i, m in enumerate(sequence) if m.id == message_id)
+        nearby = sequence[max(0, index - 1) : index] + sequence[index + 1 : index + 2]
+        return RawHit(
+            id=message_id,
+            block_id=ref.block_id,
+            thread_id=thread.thread_id,
+            turn_range=turn_range,
+            message=sequence[index],
+            nearby=nearby,
+            score=score,
+        )
+
+    # -- statistics -------------------------------------------------------------------------
+
+    def stats(self, revision: int) -> NamespaceStats:
+        blocks = self.state.blocks
+        events = self.state.events.records.values()
+        elements = self.state.elements.elements.values()
+        return NamespaceStats(
+            namespace=self.namespace,
+            revision=revision,
+            turns=blocks.turn,
+            threads=len(blocks.conversation_threads()),
+            blocks=len(blocks.blocks),
+            open_tail_turns=sum(len(t.tail) for t in blocks.conversation_threads()),
+            events=len(self.state.events.records),
+            events_by_status=dict(Counter(r.status for r in events)),
+            elements=len(self.state.elements.elements),
+            facts=sum(len(e.facts) for e in elements),
+            extraction_jobs=dict(Counter(j.status for j in self.state.jobs.extraction.values())),
+            projection_jobs=dict(Counter(j.status for j in self.state.jobs.projection.values())),
+            receipts=len(self.state.weights.receipts),
+            batches=len(self.state.weights.batches),
+        )
+
+
+def _limit(limit: int) -> int:
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise InvalidInputError(f"limit must be a positive integer, got {limit!r}")
+    return limit
+
+
+def _moment(value: datetime | str | None, name: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_datetime(value)
+    except ValueError as exc:
+        raise InvalidInputError(f"{name}: not a datetime or ISO-8601 text: {value!r}") from exc
+
+
+__all__ = ["LEVEL_LABELS", "MemoryView", "level_content"]
