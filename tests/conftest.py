@@ -1,0 +1,61 @@
+"""Shared test fixtures: hypothesis profiles, the local Ray cluster, memory factories."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60
+)
+settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=60)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+RUNTIMES = ["inline", pytest.param("ray", marks=pytest.mark.ray)]
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[None]:
+    """A real local Ray (num_cpus=2) for the whole session; test callbacks ship by value."""
+    import cloudpickle
+    import ray
+
+    import tests.support.fakes as fakes
+
+    cloudpickle.register_pickle_by_value(fakes)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, namespace="stratagate")
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(params=RUNTIMES)
+def runtime(request: pytest.FixtureRequest) -> str:
+    """Each behaviour test runs once inline and once on Ray."""
+    if request.param == "ray":
+        request.getfixturevalue("ray_cluster")
+    return request.param
+
+
+@pytest.fixture
+def open_memory(tmp_path: Path, runtime: str) -> Iterator[Callable[..., Any]]:
+    """Open memories on a SQLite file under the test's runtime; all are closed afterwards."""
+    from stratagate import StrataGate
+
+    opened: list[Any] = []
+
+    def factory(namespace: str = "test", database: str | None = None, **options: Any) -> Any:
+        options.setdefault("runtime", runtime)
+        if runtime == "ray":
+            options.setdefault("max_live_namespaces", 2)
+        memory = StrataGate.open(database or str(tmp_path / "memory.db"), namespace, **options)
+        opened.append(memory)
+        return memory
+
+    yield factory
+    for memory in opened:
+        memory.close()

@@ -1,0 +1,354 @@
+"""The API.md behaviour suite: every row, run once inline and once on a real local Ray.
+
+Each test is a scenario over one namespace (a Ray namespace costs four actor processes), and
+asserts what a caller observes through the public API only.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from stratagate import (
+    AsyncStrataGate,
+    InvalidInputError,
+    StorageConflictError,
+    StrataGate,
+    StrataGateError,
+    UnknownIdError,
+)
+from tests.support.fakes import Failing, KeywordExtractor, TitleSummarizer, UsesProjector
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def at(minutes: int) -> datetime:
+    return T0 + timedelta(minutes=minutes)
+
+
+def feed(memory: Any, n: int, *, start: int = 0, thread_id: str | None = None, text: str = "note") -> list[Any]:
+    return [
+        memory.append_turn(f"{text} {i}", f"reply {i}", created_at=at(i), thread_id=thread_id)
+        for i in range(start, start + n)
+    ]
+
+
+def test_construction_is_explicit() -> None:
+    with pytest.raises(TypeError):
+        StrataGate()
+
+
+def test_ingest_blocks_threads_and_decay(open_memory: Any) -> None:
+    memory = open_memory(block_turn_size=2)
+    assert (memory.namespace, memory.turn, memory.revision) == ("test", 0, 0)
+    results = feed(memory, 3)
+    assert [r.turn for r in results] == [1, 2, 3]
+    assert results[0].sealed_block is None and results[1].sealed_block is not None
+    block = results[1].sealed_block
+    assert (block.position, block.sequence, block.start_turn, block.end_turn) == (1, 1, 1, 2)
+    assert [m.content for m in block.l5_raw] == ["note 0", "reply 0", "note 1", "reply 1"]
+    assert "User: note 0" in block.l4_readable and block.pointer_current_level == 5
+    assert [m.content for m in memory.list_open_tail()] == ["note 2", "reply 2"]
+    assert memory.turn == 3 and memory.revision > 3
+
+    # receipts: a duplicate is a no-op with an empty result
+    first = memory.append_turn("hello", "hi", receipt_id="r-1", created_at=at(10))
+    again = memory.append_turn("hello", "hi", receipt_id="r-1", created_at=at(11))
+    assert first.turn == 4 and again.duplicate and again.turn is None
+    assert memory.has_ingestion_receipt("r-1") and not memory.has_ingestion_receipt("r-2")
+    revision = memory.revision
+    memory.append_turn("hello", "hi", receipt_id="r-1")
+    assert memory.revision == revision
+
+    # threads are isolated: their own tails, positions and turn ranges
+    memory.append_turn("side a", "ok", thread_id="side", created_at=at(20))
+    side = memory.append_turn("side b", "ok", thread_id="side", created_at=at(21))
+    assert side.sealed_block is not None and side.sealed_block.thread_id == "side"
+    assert side.sealed_block.position == 1 and side.sealed_block.start_turn == 1
+    assert [b.thread_id for b in memory.list_blocks("side")] == ["side"]
+    assert memory.list_open_tail("side") == []
+
+    # empty strings are content; None is not
+    memory.append_turn("", "", created_at=at(30))
+    with pytest.raises(InvalidInputError):
+        memory.append_turn(None, "x")
+    revision = memory.revision
+    with pytest.raises(InvalidInputError):
+        memory.append_turn("x", "y", created_at="not a time")
+    assert memory.revision == revision
+
+    # decay: ten more blocks push the first block to L0; expanding re-anchors it
+    feed(memory, 20, start=100)
+    first_block = memory.get_block(block.id)
+    assert first_block.pointer_current_level == 0
+    lifted = memory.expand_block(block.id, "L3", source="user")
+    assert lifted.pointer_current_level == 3 and lifted.last_lift_source == "user"
+    assert lifted.pointer_anchor_position == max(b.position for b in memory.list_blocks(None) if b.thread_id is None)
+    assert memory.expand_block(block.id).pointer_current_level == 4
+    context = memory.get_block_context()
+    assert [entry.id for entry in context][0] == block.id
+    assert context[0].level == 4 and context[0].content == first_block.l4_readable
+    with pytest.raises(UnknownIdError):
+        memory.get_block("blk_missing")
+    with pytest.raises(InvalidInputError):
+        memory.expand_block(block.id, "L9")
+
+
+def test_extraction_projection_and_manual_state_machine(open_memory: Any) -> None:
+    memory = open_memory(
+        block_turn_size=2,
+        summarizer=TitleSummarizer(),
+        extractor=KeywordExtractor(),
+        element_projector=UsesProjector(),
+    )
+    memory.append_turn("we decided the app uses npm", "noted", created_at=at(0))
+    memory.append_turn("more talk", "sure", created_at=at(1))
+    assert memory.list_events() == []  # block 1 waits for block 2
+    memory.append_turn("then we decided the app uses pnpm", "noted", created_at=at(2))
+    result = memory.append_turn("and more", "yes", created_at=at(3))
+    assert [e.summary for e in result.extracted_events] == ["we decided the app uses npm"]
+    event = result.extracted_events[0]
+    block_one = memory.list_blocks()[0]
+    assert event.source_block_id == block_one.id
+    assert event.source_message_ids == [block_one.l5_raw[0].id]
+    assert event.temporal.mentioned_at.startswith("2026-03-02T09:00")
+    assert [j.status for j in memory.list_extraction_jobs()] == ["succeeded"]
+    assert [e.name for e in result.projected_elements] == ["app"]
+    assert memory.list_elements()[0].current_state == {"uses": "npm"}
+
+    feed(memory, 2, start=10)  # seals block 3, so block 2 is extracted: app switches to pnpm
+    app = memory.list_elements()[0]
+    assert app.current_state == {"uses": "pnpm"}
+    old, new = sorted(app.facts, key=lambda f: f.created_at)
+    assert old.status == "superseded" and old.valid_to is not None and new.status == "active"
+    assert memory.expand_element(app.id, at=old.valid_from).current_state == {"uses": "npm"}
+    assert all(j.status == "completed" for j in memory.list_element_projection_jobs())
+
+    # expand_event returns the exact cited messages
+    expanded = memory.expand_event(event.id)
+    assert [m.content for m in expanded.source_messages] == ["we decided the app uses npm"]
+
+    # add_event: provenance must stay inside its block
+    added = memory.add_event(
+        {"title": "manual", "summary": "the tool uses sqlite", "source_block_id": block_one.id}
+    )
+    assert added.source_message_ids == [m.id for m in block_one.l5_raw]
+    with pytest.raises(InvalidInputError):
+        memory.add_event(
+            {"title": "bad", "summary": "x", "source_block_id": block_one.id, "source_message_ids": ["msg_elsewhere"]}
+        )
+    with pytest.raises(UnknownIdError):
+        memory.add_event({"title": "bad", "summary": "x", "source_block_id": "blk_missing"})
+
+
+def test_manual_projection_without_projector(open_memory: Any) -> None:
+    memory = open_memory(block_turn_size=1)
+    memory.append_turn("hello", "hi", created_at=at(0))
+    block = memory.list_blocks()[0]
+    card = memory.add_event({"title": "stack", "summary": "the app uses pnpm", "source_block_id": block.id})
+    jobs = memory.list_element_projection_jobs()
+    assert [(j.status, j.source_event_ids) for j in jobs] == [("pending", [card.id])]
+    claim = memory.claim_next_element_projection()
+    assert claim is not None and [e.id for e in claim.events] == [card.id]
+    assert memory.claim_next_element_projection() is None
+    change = {
+        "element": {"name": "app", "type": "project"},
+        "operation": "set_state",
+        "key": "uses",
+        "value": "pnpm",
+        "source_event_ids": [card.id],
+    }
+    outside = {**change, "key": "owner", "value": "x", "source_event_ids": [card.id, "evt_other"]}
+    job = memory.complete_element_projection(claim.job_id, {"reason": "r", "changes": [change, outside]})
+    assert job.status == "completed" and len(job.element_ids) == 1
+    element = memory.list_elements()[0]
+    assert element.current_state == {"uses": "pnpm"}  # the fact citing an outside event was dropped
+    with pytest.raises(InvalidInputError):
+        memory.complete_element_projection(claim.job_id, {"changes": []})  # not running any more
+
+    second = memory.add_event({"title": "n", "summary": "nothing to project", "source_block_id": block.id})
+    claim = memory.claim_next_element_projection()
+    failed = memory.fail_element_projection(claim.job_id, "model timed out")
+    assert failed.status == "failed" and failed.last_error == "model timed out"
+    claim = memory.claim_next_element_projection()
+    assert claim is None  # failed jobs wait for resume_pending_work / a projector
+    again = memory.resume_pending_work()
+    assert again.projected_elements == []
+    assert second.id in memory.list_element_projection_jobs()[-1].source_event_ids
+
+
+def test_failures_are_durable_and_resumable(open_memory: Any, tmp_path: Any) -> None:
+    database = str(tmp_path / "fail.db")
+    memory = open_memory(database=database, block_turn_size=1, extractor=Failing("extractor offline"))
+    memory.append_turn("we decided to ship", "ok", created_at=at(0))
+    with pytest.raises(RuntimeError, match="extractor offline"):
+        memory.append_turn("second", "ok", created_at=at(1))
+    assert memory.turn == 2  # the turn was durable before the model call
+    jobs = memory.list_extraction_jobs()
+    assert [(j.status, j.attempts) for j in jobs] == [("failed", 1)]
+    assert "extractor offline" in jobs[0].last_error
+    memory.close()
+
+    memory = open_memory(database=database, block_turn_size=1, extractor=KeywordExtractor())
+    resumed = memory.resume_pending_work()
+    assert [e.summary for e in resumed.extracted_events] == ["we decided to ship"]
+    assert [(j.status, j.attempts) for j in memory.list_extraction_jobs()] == [("succeeded", 2)]
+
+    # a skipped job is retried once, on request
+    memory.append_turn("nothing here", "ok", created_at=at(2))
+    memory.append_turn("later", "ok", created_at=at(3))
+    jobs = {j.block_id: j for j in memory.list_extraction_jobs()}
+    skipped = [j for j in jobs.values() if j.status == "skipped"]
+    assert len(skipped) >= 1
+    memory.resume_pending_work(retry_skipped=True)
+    memory.resume_pending_work(retry_skipped=True)
+    attempts = {j.block_id: j.attempts for j in memory.list_extraction_jobs()}
+    assert attempts[skipped[0].block_id] == 1  # one retry: started once (the skip was the summarizer's)
+
+
+def test_retrieval_gate_adoption_and_governance(open_memory: Any) -> None:
+    memory = open_memory(block_turn_size=2, extractor=KeywordExtractor())
+    memory.append_turn("we decided to use pnpm because installs were slow", "ok", created_at=at(0))
+    memory.append_turn("we decided the demo is on friday", "ok", created_at=at(1))
+    feed(memory, 2, start=10)
+    hits = memory.search_events("pnpm installs")
+    assert hits and hits[0].event.summary.startswith("we decided to use pnpm")
+    assert hits.batch_id
+    event_id = hits[0].id
+    assert memory.get_event(event_id).weight.mention_count == 1  # search never reinforces
+    assert memory.get_event(event_id).weight.last_retrieved_at is not None
+    assert memory.search_events("zebra xylophone") == []
+
+    raw = memory.search_raw_memory("demo friday")
+    assert raw[0].message.content == "we decided the demo is on friday" and raw.batch_id
+    assert raw[0].block_id == memory.list_blocks()[0].id
+
+    verdict = memory.assess_retrieval(
+        {"verdict": "sufficient", "evidence_refs": [event_id, "evt_x", event_id], "fit": "f", "missing": "", "next_strategy": "answer"},
+        hits.batch_id,
+    )
+    assert verdict.verdict == "sufficient" and verdict.evidence_refs == [event_id]
+    assert [r.reason for r in verdict.rejected_evidence_refs] == ["not_in_batch", "duplicate"]
+    stale = memory.assess_retrieval(
+        {"verdict": "sufficient", "evidence_refs": [raw[0].id], "next_strategy": "answer"}, hits.batch_id
+    )
+    assert stale.verdict == "partial" and stale.next_strategy != "answer"
+    with pytest.raises(UnknownIdError):
+        memory.assess_retrieval({"verdict": "partial"}, "batch_missing")
+
+    receipt = memory.record_memory_use(
+        event_ids=[event_id], receipt_id="answer-1", audit={"batch_id": hits.batch_id, "turn": 4}
+    )
+    assert receipt.reinforced_event_ids == [event_id]
+    assert memory.get_event(event_id).weight.mention_count == 2
+    assert memory.record_memory_use(event_ids=[event_id], receipt_id="answer-1", audit={"batch_id": hits.batch_id, "turn": 4}) == receipt
+    assert memory.get_event(event_id).weight.mention_count == 2  # idempotent per receipt id
+    with pytest.raises(StrataGateError):
+        memory.record_memory_use(event_ids=[], receipt_id="answer-1")
+    with pytest.raises(InvalidInputError):
+        memory.record_memory_use(event_ids=[event_id])  # persistent mode needs a receipt id
+    other = memory.search_events("demo friday")
+    unassessed = memory.record_memory_use(
+        event_ids=[other[0].id], receipt_id="answer-2", audit={"batch_id": other.batch_id}
+    )
+    assert unassessed.reinforced_event_ids == []  # no sufficient assessment of that batch
+    assert [r.id for r in memory.list_usage_receipts()] == ["answer-1", "answer-2"]
+
+    weight = memory.event_weight(event_id)
+    assert 0 < weight <= 1
+    memory.pin_event(event_id)
+    assert memory.event_weight(event_id) == 1.0
+    memory.pin_event(event_id, pinned=False)
+    memory.forget_event(event_id)
+    assert memory.event_weight(event_id) == 0.0 and memory.get_event(event_id).status == "forgotten"
+    assert event_id not in [h.id for h in memory.search_events("pnpm installs")]
+    memory.restore_event(event_id)
+    assert memory.get_event(event_id).status == "active"
+    assert event_id in [h.id for h in memory.search_events("pnpm installs")]
+    memory.archive_event(event_id)
+    assert memory.get_event(event_id).status == "archived"
+
+    context = memory.recall_context("demo friday", max_events=1)
+    assert len(context.events) == 1 and context.tokens <= context.token_budget
+    assert context.blocks and context.batch_id
+    assert memory.get_event(context.events[0].id).weight.mention_count == 1  # recall never reinforces
+
+
+def test_wait_false_then_drain(open_memory: Any) -> None:
+    memory = open_memory(block_turn_size=2, extractor=KeywordExtractor())
+    for i in range(6):
+        result = memory.append_turn(f"we decided item {i}", "ok", created_at=at(i), wait=False)
+        assert result.turn == i + 1 and result.sealed_block is None
+    memory.drain(timeout=120)
+    assert len(memory.list_blocks()) == 3
+    assert len(memory.list_events()) == 4  # blocks 1 and 2 extracted; block 3 waits
+
+
+def test_drain_reports_a_background_failure(open_memory: Any) -> None:
+    memory = open_memory(block_turn_size=1, extractor=Failing("boom in background"))
+    memory.append_turn("a", "b", created_at=at(0), wait=False)
+    memory.append_turn("c", "d", created_at=at(1), wait=False)
+    with pytest.raises(RuntimeError, match="boom in background"):
+        memory.drain(timeout=120)
+    assert [j.status for j in memory.list_extraction_jobs()] == ["failed"]
+
+
+def test_audit_history_verify_and_time_travel(open_memory: Any) -> None:
+    memory = open_memory(block_turn_size=2)
+    feed(memory, 2)
+    middle = memory.history()[-1].position
+    feed(memory, 2, start=5)
+    records = memory.history()
+    assert [r.position for r in records] == sorted(r.position for r in records)
+    assert {r.type for r in records} >= {"SettingsChanged", "TurnAppended", "SealStarted", "BlockSealed"}
+    assert all(r.namespace == "test" for r in records)
+    assert memory.history(since=middle)[0].position > middle
+    report = memory.verify()
+    assert report.ok and report.first_bad_position is None
+    past = memory.state_at(middle)
+    assert len(past.blocks()) == 1 and len(memory.list_blocks()) == 2
+    assert past.turn == 2
+
+
+def test_stale_writer_gets_a_conflict(tmp_path: Any) -> None:
+    database = str(tmp_path / "two.db")
+    with StrataGate.open(database, "shared", block_turn_size=4) as first, StrataGate.open(database, "shared") as second:
+        first.append_turn("from first", "ok")
+        revision = first.revision
+        with pytest.raises(StorageConflictError):
+            second.append_turn("from second", "ok")
+        assert first.revision == revision
+        assert [m.content for m in first.list_open_tail()] == ["from first", "ok"]
+
+
+def test_namespaces_are_isolated(open_memory: Any, tmp_path: Any) -> None:
+    database = str(tmp_path / "iso.db")
+    a = open_memory("alpha", database=database, block_turn_size=1)
+    b = open_memory("beta", database=database, block_turn_size=1)
+    a.append_turn("alpha secret pnpm", "ok")
+    b.append_turn("beta other", "ok")
+    assert [h.message.content for h in b.search_raw_memory("pnpm")] == []
+    assert all(r.namespace == "beta" for r in b.history())
+    assert len(a.list_blocks()) == len(b.list_blocks()) == 1
+
+
+def test_async_api_mirrors_the_sync_one() -> None:
+    import asyncio
+    import inspect
+
+    public = {
+        name
+        for name, value in vars(StrataGate).items()
+        if not name.startswith("_") and inspect.isfunction(value)
+    }
+    assert public <= set(dir(AsyncStrataGate))
+
+    async def scenario() -> list[str]:
+        async with await AsyncStrataGate.in_memory(block_turn_size=1) as memory:
+            await memory.append_turn("we decided async works", "yes")
+            hits = await memory.search_raw_memory("async")
+            return [h.message.content for h in hits]
+
+    assert asyncio.run(scenario()) == ["we decided async works", "yes"]

@@ -1,0 +1,94 @@
+"""Deterministic test callbacks (picklable, so Ray actors can run them)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from stratagate.models import (
+    BlockSummary,
+    ElementProjectionContext,
+    ExtractionContext,
+    RawMessage,
+)
+
+
+class TitleSummarizer:
+    """Titles a block by its first user message; key points are the user messages."""
+
+    def __call__(self, messages: list[RawMessage]) -> dict[str, Any]:
+        users = [m.content for m in messages if m.role == "user"]
+        return {
+            "l0_title": (users[0] if users else "empty")[:40],
+            "l0_tags": ["test"],
+            "l1_summary": f"{len(users)} turns",
+            "l2_keypoints": users,
+            "should_extract": not any("nothing here" in u for u in users),
+        }
+
+
+class KeywordExtractor:
+    """One event per target user message containing ``decided`` (cites that message)."""
+
+    def __call__(self, ctx: ExtractionContext) -> dict[str, Any]:
+        events = []
+        for message in ctx.target.l5_raw:
+            if message.role == "user" and "decided" in message.content:
+                events.append(
+                    {
+                        "title": message.content[:60],
+                        "summary": message.content,
+                        "source_block_id": ctx.target.id,
+                        "source_message_ids": [message.id],
+                        "temporal": {"participants": ["user"], "event_type": "decision"},
+                    }
+                )
+        return {"should_extract": bool(events), "reason": "decisions" if events else "none", "events": events}
+
+
+class UsesProjector:
+    """``X uses Y`` in an event summary → state fact ``uses`` of project X."""
+
+    def __call__(self, ctx: ElementProjectionContext) -> dict[str, Any]:
+        changes = []
+        for event in ctx.events:
+            words = event.summary.split()
+            if "uses" in words:
+                i = words.index("uses")
+                changes.append(
+                    {
+                        "element": {"name": words[i - 1], "type": "project"},
+                        "operation": "set_state",
+                        "key": "uses",
+                        "value": words[i + 1].strip("."),
+                        "source_event_ids": [event.id],
+                    }
+                )
+        return {"reason": "uses statements", "changes": changes}
+
+
+class Failing:
+    """Raises ``RuntimeError(message)`` whenever called."""
+
+    def __init__(self, message: str = "model is down") -> None:
+        self.message = message
+
+    def __call__(self, *_: Any) -> Any:
+        raise RuntimeError(self.message)
+
+
+class KillSwitch:
+    """Wraps a callback: when ``marker`` exists, announce it and SIGKILL this process."""
+
+    def __init__(self, inner: Any, marker: str, announce: str) -> None:
+        self.inner, self.marker, self.announce = inner, marker, announce
+
+    def __call__(self, *args: Any) -> Any:
+        if Path(self.marker).exists():
+            Path(self.announce).write_text("in callback")
+            time.sleep(0.2)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return self.inner(*args)
