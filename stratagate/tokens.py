@@ -1,0 +1,37 @@
+"""A deterministic token estimate, used by the layer length guard and context budgets.
+
+Rule: every Han, Kana or Hangul character counts 1; every other maximal run of non-whitespace
+characters (CJK characters also end a run) counts ``ceil(len / 4)``; whitespace counts 0.
+Appending text can only extend the last run or add new ones, so the estimate is monotone.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CJK = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3005\u3007"  # 々 〇
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK Extension A
+    "\u4e00-\u9fff"  # CJK Unified Ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # halfwidth Katakana
+    "\U00020000-\U0003134f"  # CJK Extensions B-G
+)
+_PIECE = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimate the model tokens of ``text`` (empty or blank text is 0)."""
+    total = 0
+    for match in _PIECE.finditer(text):
+        length = match.end() - match.start()
+        total += 1 if length == 1 else -(-length // 4)
+    return total
+
+
+__all__ = ["estimate_tokens"]
