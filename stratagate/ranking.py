@@ -58,8 +58,18 @@ def bm25_term_score(
     """The BM25 contribution of one query-token occurrence to one document (0 when ``tf == 0``)."""
     if tf <= 0:
         return 0.0
+    return bm25_idf(df, n_docs) * bm25_tf_part(tf, doc_len, avg_len, k1, b)
+
+
+def bm25_tf_part(
+    tf: int, doc_len: int, avg_len: float, k1: float = DEFAULT_K1, b: float = DEFAULT_B
+) -> float:
+    """The term-frequency factor ``tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen))``.
+
+    Shared with the incremental inverted index, so both compute the same floats.
+    """
     norm = k1 * (1 - b + b * doc_len / avg_len)
-    return bm25_idf(df, n_docs) * (tf * (k1 + 1) / (tf + norm))
+    return tf * (k1 + 1) / (tf + norm)
 
 
 def _check_limit(limit: int | None) -> None:

@@ -22,8 +22,8 @@ RUNTIMES = ["inline", pytest.param("ray", marks=pytest.mark.ray)]
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[None]:
     """A real local Ray (num_cpus=2) for the whole session; test callbacks ship by value."""
-    import cloudpickle
     import ray
+    from ray import cloudpickle
 
     import tests.support.fakes as fakes
 

@@ -81,6 +81,10 @@ class _Hosted:
                 ).pipeline.remote(True)
         return produced
 
+    def configure(self, options: MemoryOptions) -> None:
+        """Adopt another opener's options (callbacks, clock, ids) for later calls."""
+        self.options = options
+
     def take_errors(self) -> list[BaseException]:
         errors, self._errors = self._errors, []
         return errors
@@ -129,6 +133,12 @@ class Directory:
     ) -> dict[str, ActorHandle]:
         key = f"{database}|{namespace}"
         handles = self.live.get(key)
+        if handles is not None:
+            try:  # the latest opener's options (callbacks, clock) apply to the shared actors
+                ray.get([handle.configure.remote(options) for handle in handles.values()])
+            except RayActorError:  # stopped behind our back: start afresh
+                del self.live[key]
+                handles = None
         if handles is None:
             handles = {
                 role: ACTOR_CLASSES[role]
