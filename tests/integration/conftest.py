@@ -1,0 +1,129 @@
+"""Event-store backends for the integration tests: in-memory SQLite, a SQLite file, PostgreSQL.
+
+PostgreSQL tests skip only when the server is unreachable, and fail instead when
+``STRATAGATE_REQUIRE_POSTGRES=1``. Each PostgreSQL test gets a fresh schema (selected through
+``options=-csearch_path=…`` in the URL) that is dropped afterwards, so runs sharing the server
+never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from stratagate.events.sql_store import SqlEventStore, open_event_store
+
+PG_URL = os.environ.get(
+    "STRATAGATE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where a test's store lives: ``database`` is what ``open_event_store`` is given."""
+
+    name: str
+    database: str
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """The server URL, after checking it answers (skip, or fail when it is required)."""
+    engine = create_engine(PG_URL, connect_args={"connect_timeout": 3})
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        message = f"PostgreSQL at {PG_URL} is unreachable: {exc}"
+        if os.environ.get("STRATAGATE_REQUIRE_POSTGRES") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    finally:
+        engine.dispose()
+    return PG_URL
+
+
+@pytest.fixture
+def postgres_schema_url(postgres_server: str) -> Iterator[str]:
+    """A URL whose connections see only a fresh schema, dropped after the test."""
+    name = f"sgtest_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(postgres_server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{name}"'))
+    url = make_url(postgres_server).update_query_dict({"options": f"-csearch_path={name}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    """One of the three backends; the same tests run against each."""
+    if request.param == "memory":
+        return Backend("memory", ":memory:")
+    if request.param == "sqlite":
+        return Backend("sqlite", str(tmp_path / "log.db"))
+    return Backend("postgres", request.getfixturevalue("postgres_schema_url"))
+
+
+@pytest.fixture
+def file_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    """A backend several OS processes can share: a SQLite file or a PostgreSQL schema."""
+    if request.param == "sqlite":
+        return Backend("sqlite", str(tmp_path / "log.db"))
+    return Backend("postgres", request.getfixturevalue("postgres_schema_url"))
+
+
+@pytest.fixture
+def opened() -> Iterator[list[SqlEventStore]]:
+    """Stores opened during a test, closed at its end."""
+    stores: list[SqlEventStore] = []
+    yield stores
+    for store in reversed(stores):
+        store.close()
+
+
+@pytest.fixture
+def store(backend: Backend, opened: list[SqlEventStore]) -> SqlEventStore:
+    """A fresh, empty store on the test's backend."""
+    opened.append(open_event_store(backend.database))
+    return opened[-1]
+
+
+@pytest.fixture
+def reopen(
+    backend: Backend, store: SqlEventStore, opened: list[SqlEventStore]
+) -> Callable[..., SqlEventStore]:
+    """Open the test's database again, as a second process would (in-memory: same engine)."""
+
+    def _reopen(**options: object) -> SqlEventStore:
+        if backend.name == "memory":
+            reopened = SqlEventStore(store.engine, **options)  # type: ignore[arg-type]
+        else:
+            reopened = open_event_store(backend.database, **options)  # type: ignore[arg-type]
+        opened.append(reopened)
+        return reopened
+
+    return _reopen
+
+
+@pytest.fixture
+def raw_sql(store: SqlEventStore) -> Callable[..., None]:
+    """Run SQL on the store's database behind its back (to tamper with rows)."""
+
+    def _run(statement: str, **params: object) -> None:
+        with store.engine.begin() as conn:
+            conn.execute(text(statement), params)
+
+    return _run
