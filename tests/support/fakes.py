@@ -56,7 +56,7 @@ class UsesProjector:
         changes = []
         for event in ctx.events:
             words = event.summary.split()
-            if "uses" in words:
+            if "uses" in words[1:-1]:
                 i = words.index("uses")
                 changes.append(
                     {
