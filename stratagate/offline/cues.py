@@ -10,9 +10,13 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-Kind = Literal["cancellation", "change", "decision", "plan", "preference", "identity", "milestone"]
+Kind = Literal[
+    "cancellation", "change", "decision", "plan", "preference", "identity", "activity",
+    "milestone",
+]  # fmt: skip
 KIND_ORDER: tuple[Kind, ...] = (
-    "cancellation", "change", "decision", "plan", "preference", "identity", "milestone"
+    "cancellation", "change", "decision", "plan", "preference", "identity", "activity",
+    "milestone",
 )  # fmt: skip
 """Priority when one sentence carries several signals: the first one names the event."""
 
@@ -22,6 +26,16 @@ _ADVERB = (
     r"totally|absolutely|still|truly)\s+)*"
 )
 
+_MENTAL = (
+    "wanted|loved|liked|needed|hoped|guessed|figured|realized|realised|used|seemed|looked|"
+    "noticed|wondered|missed|enjoyed|appreciated|imagined|believed|decided|wished|remembered|"
+    "considered|expected|supposed|agreed|worried|tired|bored|excited|interested|amazed|pleased"
+)
+_MENTAL_ING = (
+    "thinking|feeling|hoping|wondering|going|gonna|trying|doing|looking|saying|talking|kidding|"
+    "getting|loving|having|glad|planning|considering|curious|dying|missing|waiting|telling|"
+    "asking|guessing|wishing|sorry|everything|something|nothing|anything"
+)
 _PATTERNS: dict[Kind, list[str]] = {
     "cancellation": [
         r"\b(?:cancel(?:l)?ed|called\s+off|scrapped|dropped\s+the\s+plan)\b",
@@ -49,7 +63,8 @@ _PATTERNS: dict[Kind, list[str]] = {
     "plan": [
         r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:going|gonna)\s+(?:to\s+)?\w+",
         r"\b(?:i'?m|we'?re)\s+gonna\b",
-        r"\b(?:planning|plan|plans|planned)\s+(?:to|on|for)\b",
+        r"\b(?:planning|plan|plans|planned)\s+(?:to|on|for|a|an|my|our|the|some)\b",
+        r"\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+off\s+to\b",
         r"\b(?:i'?ll|we'?ll|i\s+will|we\s+will)\b",
         r"\b(?:thinking|thinking\s+about|considering)\s+(?:about\s+|of\s+)?\w+ing\b",
         r"\b(?:hoping|hope|intend|intending|aim|aiming)\s+to\b",
@@ -74,6 +89,15 @@ _PATTERNS: dict[Kind, list[str]] = {
         r"\b(?:i'?m|i\s+am)\s+from\b",
         r"我是|我叫|我在.{1,12}工作",
     ],
+    "activity": [
+        rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+{_ADVERB}(?:busy\s+)?(?!(?:{_MENTAL_ING})\b)"
+        r"[a-z]{3,}ing\b",
+        rf"\b(?:i'?ve|we'?ve|i\s+have|we\s+have)\s+{_ADVERB}been\s+{_ADVERB}(?:busy\s+)?"
+        rf"(?!(?:{_MENTAL_ING})\b)[a-z]{{3,}}ing\b",
+        rf"^(?:(?:just|recently|finally)\s+)?(?:been\s+(?:busy\s+)?(?!(?:{_MENTAL_ING})\b)"
+        r"[a-z]{3,}ing|started|began|joined)\b",
+        r"正在|一直在|最近在",
+    ],
     "milestone": [
         rf"\b{_I}\s+(?:have\s+|'ve\s+|had\s+)?{_ADVERB}"
         r"(?:started|joined|launched|finished|won|lost|adopted|bought|moved|visited|went|took|got|"
@@ -82,7 +106,9 @@ _PATTERNS: dict[Kind, list[str]] = {
         r"became|learned|tried|celebrated|donated|performed|competed|traveled|travelled|"
         r"returned|reconnected|hiked|camped|scored|earned|raised|set\s+up|teamed\s+up|"
         r"signed\s+up|gave|had|did|saw|taught|designed|developed|expanded|rehearsed|"
-        r"practiced|interviewed|enrolled|reached\s+out|landed|welcomed|studied)\b",
+        r"practiced|interviewed|enrolled|reached\s+out|landed|welcomed|studied|spoke|talked|"
+        r"shared|sent|drove|flew|threw|held|told|brought|caught|visited|explored|finally)\b",
+        rf"\b{_I}\s+(?:have\s+|'ve\s+|had\s+)?{_ADVERB}(?!(?:{_MENTAL})\b)[a-z]{{3,}}ed\b",
         r"(?:我|我们)(?:刚|已经|终于)?(?:开始|加入|完成|赢了|买了|去了|搬到|参加了|报名)",
     ],
 }

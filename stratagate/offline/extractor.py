@@ -10,7 +10,7 @@ source. Unnamed assistant messages (a model's own words) contribute decisions an
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from stratagate.models import (
@@ -37,6 +37,7 @@ EVENT_TYPES: dict[Kind, str] = {
     "plan": "plan",
     "preference": "preference",
     "identity": "identity",
+    "activity": "activity",
     "milestone": "happening",
 }
 """The ``event_type`` each signal gives; a sentence with only a time expression is a happening."""
@@ -44,6 +45,8 @@ EVENT_TYPES: dict[Kind, str] = {
 NO_EVENTS_REASON = (
     "no decision, preference, plan, change, identity statement or dated happening in the target"
 )
+MAX_CONTINUATION = 2
+"""Following sentences of the same message an event's summary may carry (not questions)."""
 _UNNAMED_ASSISTANT_KINDS: frozenset[Kind] = frozenset({"decision", "change", "cancellation"})
 _LEAD_IN = re.compile(
     r"^(?:(?:oh|wow|yeah|yep|yes|so|and|but|well|hey|btw|by\s+the\s+way|anyway|guess\s+what|"
@@ -74,6 +77,7 @@ class _Candidate:
     content: frozenset[str]
     order: int
     extra_message_ids: list[str] = field(default_factory=list)
+    continuation: list[str] = field(default_factory=list)
 
     @property
     def event_type(self) -> str:
@@ -128,10 +132,21 @@ def _status(
     return "unknown"
 
 
+def _lead_in_time(sentence: str, message: RawMessage) -> TimeResolution | None:
+    """The time a skipped sentence sets up for the next one ("Guess what I did this week?")."""
+    found = find_time_expressions(sentence, message.created_at, tense=tense(sentence))
+    return replace(found[0], basis="inferred") if found else None
+
+
 def _candidate(
-    sentence: str, message: RawMessage, known: list[str], order: int, min_content_words: int
+    sentence: str,
+    message: RawMessage,
+    known: list[str],
+    order: int,
+    min_content_words: int,
+    lead_in: TimeResolution | None = None,
 ) -> _Candidate | None:
-    if _SKIP_SENTENCE.match(sentence):
+    if _SKIP_SENTENCE.match(sentence) or sentence.rstrip().endswith(("?", "？")):
         return None
     signal = tuple(kinds(sentence))
     if message.role == "assistant" and not message.name:
@@ -147,7 +162,7 @@ def _candidate(
         return None
     speaker = _speaker(message)
     participants = [speaker, *(name for name in _mentioned(sentence, known) if name != speaker)]
-    time = times[0] if times else None
+    time = next((t for t in times if t.basis != "inferred"), times[0] if times else lead_in)
     return _Candidate(
         sentence=clean(sentence),
         message=message,
@@ -159,6 +174,15 @@ def _candidate(
         content=frozenset(content),
         order=order,
     )
+
+
+def _continues(sentence: str, current: _Candidate, min_content_words: int) -> bool:
+    """A following sentence of the same message that tells more of the same story."""
+    if len(current.continuation) >= MAX_CONTINUATION or _SKIP_SENTENCE.match(sentence):
+        return False
+    if sentence.rstrip().endswith(("?", "？")):
+        return False
+    return len(set(content_words(sentence))) >= min_content_words
 
 
 def _near_duplicate(a: frozenset[str], b: frozenset[str], threshold: float = 0.8) -> bool:
@@ -192,7 +216,7 @@ def _title(candidate: _Candidate, limit: int = 80) -> str:
 
 def _tags(candidate: _Candidate, limit: int = 6) -> list[str]:
     tags: dict[str, None] = {}
-    for word in content_words(candidate.sentence):
+    for word in content_words(" ".join([candidate.sentence, *candidate.continuation])):
         tags.setdefault(word, None)
     return [*list(tags)[: limit - 1], candidate.event_type]
 
@@ -237,10 +261,10 @@ def _event(
     )
     return EventCardInput(
         title=_title(candidate),
-        summary=candidate.sentence,
+        summary=" ".join([candidate.sentence, *candidate.continuation]),
         narrative=f"{candidate.speaker}: {truncate(candidate.message.content, 600)}",
         tags=_tags(candidate),
-        quotes=[candidate.sentence],
+        quotes=[candidate.sentence, *candidate.continuation],
         source_block_id=target.id,
         source_message_ids=[candidate.message.id, *candidate.extra_message_ids],
         temporal=temporal,
@@ -258,10 +282,19 @@ def extract_events(
     for message in ctx.target.l5_raw:
         if message.role not in ("user", "assistant") or not message.content.strip():
             continue
+        current: _Candidate | None = None
+        lead_in: TimeResolution | None = None
         for sentence in split_sentences(message.content):
-            found = _candidate(sentence, message, known, len(candidates), min_content_words)
+            found = _candidate(
+                sentence, message, known, len(candidates), min_content_words, lead_in
+            )
             if found is not None:
                 candidates.append(found)
+                current, lead_in = found, None
+            elif current is not None and _continues(sentence, current, min_content_words):
+                current.continuation.append(clean(sentence))
+            else:
+                lead_in = _lead_in_time(sentence, message) or lead_in
     kept = _deduplicate(candidates)
     if len(kept) > max_events:
         best = sorted(kept, key=lambda c: (c.rank, c.order))[:max_events]

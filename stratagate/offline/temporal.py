@@ -18,6 +18,8 @@ Conventions (documented in docs/EVALUATION.md as well):
 - Seasons are meteorological, northern hemisphere (summer = June-August ...).
 - Dates without a year ("May 7", "5月7日") take the year that puts them on the side of the
   message the tense points to; their basis is ``inferred``.
+- "just" before a past-tense verb ("I just signed up") is read as the seven days up to the
+  message day: precision ``range``, basis ``inferred``; never for future sentences.
 - Vague wording ("recently", "a few days ago", "the other day") resolves to nothing.
 
 A resolution gives ``happened_start`` and ``happened_end`` as ISO dates at their own precision
@@ -66,6 +68,8 @@ HAN_DIGITS: dict[str, int] = {
     "零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
     "六": 6, "七": 7, "八": 8, "九": 9,
 }  # fmt: skip
+JUST_DAYS = 7
+""""just" + a past verb ("I just signed up"): the happening lies in the 7 days up to the message."""
 HAN_WEEKDAYS: dict[str, int] = {
     "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
 }  # fmt: skip
@@ -368,6 +372,18 @@ def _weekends_ago(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | 
     return _weekend(ref, -amount) if amount else None
 
 
+def _weekends_later(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | None:
+    amount = _number(m["n"])
+    return _weekend(ref, amount) if amount else None
+
+
+def _just_done(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | None:
+    """ "I just finished …": some day of the week up to the message day (inferred)."""
+    if tense == "future":
+        return None
+    return _Range(ref - timedelta(days=JUST_DAYS - 1), ref, "day", "day", "inferred")
+
+
 def _weekday_rel(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | None:
     weekday = WEEKDAYS[m["wd"].lower()]
     mode = (m.groupdict().get("mode") or "").lower()
@@ -459,6 +475,14 @@ _EN_RULES: list[tuple[str, Handler]] = [
         _weekend_rel,
     ),
     (rf"\b{_NUM}\s+weekends?\s+ago\b", _weekends_ago),
+    (rf"\bin\s+{_NUM}\s+weekends?\b", _weekends_later),
+    (rf"\b{_NUM}\s+weekends?\s+(?:later|from\s+now)\b", _weekends_later),
+    (
+        r"\bjust\s+(?=(?:got|won|made|took|went|had|did|saw|met|ran|bought|found|gave|began|came|"
+        r"became|sent|spent|brought|left|sold|built|wrote|signed|(?!(?:wanted|needed|loved|liked|"
+        r"wished|used|hoped|figured|realized)\b)[a-z]{2,}ed)\b)",
+        _just_done,
+    ),
     (
         r"\b(?P<mode>last|this\s+past|this|next|coming)\s+(?P<unit>week|month|year)s?\b",
         _relative_unit,
