@@ -151,6 +151,8 @@ def _candidate(
     signal = tuple(kinds(sentence))
     if message.role == "assistant" and not message.name:
         signal = tuple(kind for kind in signal if kind in _UNNAMED_ASSISTANT_KINDS)
+        if not signal:
+            return None
     direction = tense(sentence)
     if direction is None and "plan" in signal:
         direction = "future"

@@ -440,7 +440,7 @@ _EN_RULES: list[tuple[str, Handler]] = [
     (rf"\b{_YEAR}/(?P<m>\d{{1,2}})/(?P<day>\d{{1,2}})\b", _explicit_iso_day),
     (rf"\b{_YEAR}-(?P<m>\d{{2}})\b(?!-)", _explicit_iso_month),
     (rf"\b{_MONTH}\.?\s+{_DAYNUM},?\s+{_YEAR}\b", _explicit_day),
-    (rf"\b{_DAYNUM}(?:\s+of)?\s+{_MONTH}\.?,?\s+{_YEAR}\b", _explicit_day),
+    (rf"\b(?:the\s+)?{_DAYNUM}(?:\s+of)?\s+{_MONTH}\.?,?\s+{_YEAR}\b", _explicit_day),
     (rf"\b(?:(?:in|of|during|early|mid|late)[\s-]+)?{_MONTH},?\s+{_YEAR}\b", _explicit_month),
     (rf"\b(?:the\s+)?{_DAYNUM}\s+of\s+{_MONTH}(?!\w)", _yearless_day),
     (rf"\b{_MONTH}\.?\s+{_DAYNUM}\b(?!\s*(?:,\s*)?(?:\d|:))", _yearless_day),
