@@ -154,6 +154,7 @@ def test_an_unknown_speaker_is_refused(tmp_path: Path) -> None:
         ("June 2023", "2023-06-01", "2023-07-01"),
         ("The sunday before 25 May 2023", "2023-05-21", "2023-05-22"),
         ("The Friday before 15 July 2023", "2023-07-14", "2023-07-15"),
+        ("The Friday before 14 July 2023", "2023-07-07", "2023-07-08"),
         ("The week before 9 June 2023", "2023-06-02", "2023-06-09"),
         ("Two weeks before 11 August 2023", "2023-07-28", "2023-08-04"),
         ("The week of 23 August 2023", "2023-08-21", "2023-08-28"),

@@ -95,6 +95,22 @@ def test_two_switches_in_one_batch_chain_on_one_key() -> None:
     assert person == [("person", "Alice", "uses", "Zork"), ("person", "Alice", "uses", "Blip")]
 
 
+def test_a_chain_of_switches_in_one_batch_follows_the_existing_key() -> None:
+    ctx = ElementProjectionContext(
+        job_id="proj-3",
+        events=[
+            _event("evt-1", "We switched from Zork to Blip."),
+            _event("evt-2", "We switched from Blip to Quux."),
+        ],
+        existing_elements=[_element(SHARED_PROJECT, "project", {"build_tool": "Zork"})],
+    )
+    project = [s for s in _states(ctx) if s[0] == "project"]
+    assert project == [
+        ("project", SHARED_PROJECT, "build_tool", "Blip"),
+        ("project", SHARED_PROJECT, "build_tool", "Quux"),
+    ]
+
+
 def test_chinese_switch_sentences_project_too() -> None:
     ctx = ElementProjectionContext(job_id="p", events=[_event("evt-1", "我们从npm改用pnpm了。")])
     assert ("project", SHARED_PROJECT, "package_manager", "pnpm") in _states(ctx)

@@ -43,6 +43,21 @@ def test_signals_become_key_points_and_mark_the_block_for_extraction() -> None:
     assert "Alice:" in summary.l1_summary and "Bob:" in summary.l1_summary
 
 
+def test_key_points_keep_conversation_order_and_their_bound() -> None:
+    texts = [f"On day {n} we went hiking." for n in range(1, 13)]
+    texts[5] = "We decided to use Postgres for the event store after the Berlin trip last week."
+    summary = summarize(_messages(*texts))
+    assert len(summary.l2_keypoints) == 8
+    assert summary.l2_keypoints[0] == "Alice: On day 1 we went hiking."
+    assert summary.l2_keypoints[5].startswith("Bob: We decided to use Postgres")
+
+
+def test_plain_statements_without_signals_are_not_marked_for_extraction() -> None:
+    summary = summarize(_messages("The garden looks lovely and green.", "The weather is mild."))
+    assert not summary.should_extract
+    assert summary.l2_keypoints == []
+
+
 def test_small_talk_is_not_marked_for_extraction() -> None:
     summary = summarize(_messages("Hey! How are you?", "Fine, thanks! And you?", "Good!"))
     assert not summary.should_extract
