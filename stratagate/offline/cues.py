@@ -65,7 +65,9 @@ _PATTERNS: dict[Kind, list[str]] = {
         r"\b(?:i'?m|we'?re)\s+gonna\b",
         r"\b(?:planning|plan|plans|planned)\s+(?:to|on|for|a|an|my|our|the|some)\b",
         r"\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+off\s+to\b",
-        r"\b(?:i'?ll|we'?ll|i\s+will|we\s+will)\b",
+        r"\b(?:i'?ll|we'?ll|i\s+will|we\s+will)\s+(?!(?:never|always|keep\s+(?:you|ya)\s+posted|"
+        r"let\s+you\s+know|keep\s+that\s+in\s+mind|keep\s+it\s+in\s+mind|do\s+that|"
+        r"try|think\s+about\s+it|check\s+it\s+out|see|be\s+(?:there|fine|ok|okay))\b)",
         r"\b(?:thinking|thinking\s+about|considering)\s+(?:about\s+|of\s+)?\w+ing\b",
         r"\b(?:hoping|hope|intend|intending|aim|aiming)\s+to\b",
         r"\blooking\s+forward\s+to\b",

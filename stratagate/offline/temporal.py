@@ -321,7 +321,8 @@ def _since_year(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | No
     start = int(m["year"])
     if start > ref.year:
         return None
-    return _Range(date(start, 1, 1), ref, "year", "day", "explicit")
+    grain: Granularity = "day" if start == ref.year else "year"  # "2023" would outlast today
+    return _Range(date(start, 1, 1), ref, grain, "day", "explicit")
 
 
 def _fixed_day(delta: int) -> Handler:
@@ -460,7 +461,7 @@ _EN_RULES: list[tuple[str, Handler]] = [
     ),
     (r"\bthe\s+day\s+before\s+yesterday\b", _fixed_day(-2)),
     (r"\bthe\s+day\s+after\s+tomorrow\b", _fixed_day(2)),
-    (r"\b(?:yesterday|last\s+night)\b", _fixed_day(-1)),
+    (r"(?<!like )(?<!like just )(?<!as if )\b(?:yesterday|last\s+night)\b", _fixed_day(-1)),
     (r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", _fixed_day(0)),
     (r"\btomorrow\b", _fixed_day(1)),
     (rf"\b{_NUM}\s+{_UNIT}\s+ago\b", _ago),
