@@ -102,6 +102,8 @@ class ConversationReport:
     annotated: int = 0
     recalled: int = 0
     supported_events: int = 0
+    messages: int = 0
+    messages_cited: int = 0
     evidence: int = 0
     evidence_cited: int = 0
     evidence_dated: int = 0
@@ -186,6 +188,8 @@ def _extract(
             sessions = {s for s in map(_session_of, card.source_message_ids) if s is not None}
             extracted.append(Extracted(event_id, card, sessions, overlap_tokens(text)))
     report.events = len(extracted)
+    report.messages = sum(len(session.messages) for session in conv.sessions)
+    report.messages_cited = len({m for e in extracted for m in e.card.source_message_ids})
     return extracted
 
 
@@ -273,6 +277,9 @@ def _summary(report: ConversationReport) -> dict[str, object]:
         "annotated_events": report.annotated,
         "recalled": report.recalled,
         "event_recall": _share(report.recalled, report.annotated),
+        "messages": report.messages,
+        "messages_cited": report.messages_cited,
+        "messages_cited_share": _share(report.messages_cited, report.messages),
         "events_matching_an_annotation": report.supported_events,
         "matching_share": _share(report.supported_events, report.events),
         "cat2_evidence": report.evidence,
@@ -294,6 +301,7 @@ def _total(reports: Iterable[ConversationReport]) -> ConversationReport:
     for report in reports:
         for name in (
             "blocks", "blocks_extracted", "events", "annotated", "recalled", "supported_events",
+            "messages", "messages_cited",
             "evidence", "evidence_cited", "evidence_dated", "evidence_with_interval",
             "cited_with_interval", "correct", "tight",
         ):  # fmt: skip
@@ -305,13 +313,14 @@ def _table(rows: list[dict[str, object]]) -> str:
     columns = [
         ("sample_id", "sample"), ("blocks", "blocks"), ("events", "events"),
         ("events_per_block", "ev/blk"), ("event_recall", "recall"),
-        ("matching_share", "match%"), ("cited_share", "cited"),
+        ("matching_share", "match%"), ("messages_cited_share", "msgs cited"),
+        ("cited_share", "cat2 cited"),
         ("date_correct_share_of_cited", "date ok"), ("date_tight_share_of_cited", "tight"),
         ("date_correct_share_of_all", "ok/all"),
     ]  # fmt: skip
-    lines = [" ".join(f"{title:>9}" for _, title in columns)]
+    lines = [" ".join(f"{title:>10}" for _, title in columns)]
     for row in rows:
-        lines.append(" ".join(f"{row[key]!s:>9}" for key, _ in columns))
+        lines.append(" ".join(f"{row[key]!s:>10}" for key, _ in columns))
     return "\n".join(lines)
 
 
