@@ -1,0 +1,362 @@
+"""Evaluate the offline extractor on LoCoMo: annotated-event recall and temporal evidence.
+
+Blocks of ``--block-turns`` turns are built per conversation straight from the models (L3/L4
+are plain joins, L0-L2 come from the offline summarizer). Block N is extracted with N-1 as
+previous and N+1 as next context, as the product does once N+1 is sealed; the last block,
+which the product would hold until another block arrives, is extracted here with an empty
+next block so that every message is scored. Blocks the summarizer marks ``should_extract=False``
+are skipped, as in the product. Event ids are ``<block id>-e<k>``; the timeline handed to the
+extractor holds every earlier event.
+
+(a) Event recall: an annotated event (``events_session_N``) is recalled when an extracted event
+citing a message of session N covers at least half of the annotation's content tokens
+(lower-cased words minus stop words, lightly stemmed) with its title, summary, tags and
+participants.
+(b) Temporal evidence: for each category-2 question and each of its evidence messages, is the
+message cited by some extracted event, and (when the answer names an interval) does some
+citing event carry a happened interval that overlaps the answer interval and is no wider than
+max(answer width, 31 days) ("correct"), or no wider than the answer ("tight")?
+
+Usage: PYTHONPATH=. python scripts/eval_extractor.py [--data DIR] [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import orjson
+
+from stratagate.locomo import (
+    LocomoConversation,
+    conversation_turns,
+    load_conversation,
+    parse_answer_interval,
+)
+from stratagate.models import (
+    EventCardInput,
+    ExtractionContext,
+    MemoryBlock,
+    RawMessage,
+    TimelineEntry,
+)
+from stratagate.offline import offline_extractor, offline_summarizer
+from stratagate.timeutil import partial_bounds
+
+MATCH_THRESHOLD = 0.5
+MONTH = timedelta(days=31)
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_STOP_WORDS = """a an the and or but of to in on at for with from by as is are was were be been
+being his her their its my our your he she they it we i you him them this that these those who
+whom which what when where how has have had do does did not no so up out about into over after
+before than then there here some any all also just very more most one"""
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def overlap_tokens(text: str) -> set[str]:
+    """Content tokens for the recall criterion: lower-case, stop words out, light stemming."""
+    found = set()
+    for raw in _TOKEN.findall(text.lower()):
+        word = raw.removesuffix("'s")
+        if word in _STOP or len(word) < 2:
+            continue
+        found.add(_stem(word))
+    return found
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    if len(word) > 5 and word.endswith("ing"):
+        word = word[:-3]
+    elif len(word) > 4 and word.endswith("ed"):
+        word = word[:-2]
+    return word.removesuffix("e") if len(word) > 3 else word
+
+
+@dataclass
+class Extracted:
+    """One extracted event with its id, the sessions it cites and its scoring tokens."""
+
+    id: str
+    card: EventCardInput
+    sessions: set[int]
+    tokens: set[str]
+
+
+@dataclass
+class ConversationReport:
+    """Every figure for one conversation."""
+
+    sample_id: str
+    blocks: int = 0
+    blocks_extracted: int = 0
+    events: int = 0
+    annotated: int = 0
+    recalled: int = 0
+    supported_events: int = 0
+    messages: int = 0
+    messages_cited: int = 0
+    evidence: int = 0
+    evidence_cited: int = 0
+    evidence_dated: int = 0
+    evidence_with_interval: int = 0
+    cited_with_interval: int = 0
+    correct: int = 0
+    tight: int = 0
+    misses: list[dict[str, object]] = field(default_factory=list)
+
+
+def _messages(conv: LocomoConversation) -> list[list[RawMessage]]:
+    turns = conversation_turns(conv, id_prefix=f"{conv.sample_id}:")
+    return [[RawMessage(**turn["user"]), RawMessage(**turn["assistant"])] for turn in turns]
+
+
+def _block(sample: str, number: int, turns: list[list[RawMessage]], first_turn: int) -> MemoryBlock:
+    messages = [message for turn in turns for message in turn]
+    summary = offline_summarizer(messages)
+    readable = "\n".join(f"{m.name or m.role}: {m.content}" for m in messages if m.content)
+    created = messages[-1].created_at if messages else datetime(2000, 1, 1)
+    return MemoryBlock(
+        id=f"{sample}-b{number}",
+        thread_id=None,
+        sequence=number,
+        position=number,
+        start_turn=first_turn,
+        end_turn=max(first_turn, first_turn + len(turns) - 1),
+        created_at=created,
+        should_extract=summary.should_extract,
+        l0_title=summary.l0_title,
+        l0_tags=summary.l0_tags,
+        l1_summary=summary.l1_summary,
+        l2_keypoints=summary.l2_keypoints,
+        l3_condensed=readable,
+        l4_readable=readable,
+        l5_raw=messages,
+        pointer_current_level=5,
+        pointer_anchor_level=5,
+        pointer_anchor_position=number,
+    )
+
+
+def _session_of(message_id: str) -> int | None:
+    match = re.search(r":D(\d+):\d+$", message_id)
+    return int(match.group(1)) if match else None
+
+
+def _extract(
+    conv: LocomoConversation, block_turns: int, report: ConversationReport
+) -> list[Extracted]:
+    turns = _messages(conv)
+    blocks = [
+        _block(
+            conv.sample_id, index // block_turns + 1, turns[index : index + block_turns], index + 1
+        )
+        for index in range(0, len(turns), block_turns)
+    ]
+    report.blocks = len(blocks)
+    timeline: list[TimelineEntry] = []
+    extracted: list[Extracted] = []
+    for index, target in enumerate(blocks):
+        if not target.should_extract:
+            continue
+        following = (
+            blocks[index + 1]
+            if index + 1 < len(blocks)
+            else _block(conv.sample_id, len(blocks) + 1, [], target.end_turn + 1)
+        )
+        ctx = ExtractionContext(
+            previous=blocks[index - 1] if index else None,
+            target=target,
+            next=following,
+            timeline=timeline,
+        )
+        result = offline_extractor(ctx)
+        report.blocks_extracted += 1
+        for number, card in enumerate(result.events, start=1):
+            event_id = f"{target.id}-e{number}"
+            timeline.append(TimelineEntry(id=event_id, title=card.title, temporal=card.temporal))
+            participants = card.temporal.participants if card.temporal else []
+            text = " ".join([card.title, card.summary, *card.tags, *participants])
+            sessions = {s for s in map(_session_of, card.source_message_ids) if s is not None}
+            extracted.append(Extracted(event_id, card, sessions, overlap_tokens(text)))
+    report.events = len(extracted)
+    report.messages = sum(len(session.messages) for session in conv.sessions)
+    report.messages_cited = len({m for e in extracted for m in e.card.source_message_ids})
+    return extracted
+
+
+def _coverage(annotation: set[str], event: Extracted) -> float:
+    return len(annotation & event.tokens) / len(annotation) if annotation else 0.0
+
+
+def _score_recall(
+    conv: LocomoConversation, events: list[Extracted], report: ConversationReport
+) -> None:
+    supported: set[str] = set()
+    for session in conv.events:
+        candidates = [e for e in events if session.session_index in e.sessions]
+        for speaker, texts in session.by_speaker.items():
+            for text in texts:
+                tokens = overlap_tokens(text)
+                report.annotated += 1
+                hits = [e for e in candidates if _coverage(tokens, e) >= MATCH_THRESHOLD]
+                supported.update(e.id for e in hits)
+                if hits:
+                    report.recalled += 1
+                elif len(report.misses) < 400:
+                    report.misses.append(
+                        {"kind": "event", "session": session.session_index, "speaker": speaker,
+                         "annotation": text}
+                    )  # fmt: skip
+    report.supported_events = len(supported)
+
+
+def _interval(card: EventCardInput) -> tuple[datetime, datetime] | None:
+    temporal = card.temporal
+    if temporal is None or not temporal.happened_start:
+        return None
+    start = partial_bounds(temporal.happened_start)[0]
+    end = partial_bounds(temporal.happened_end or temporal.happened_start)[1]
+    return start, end
+
+
+def _score_temporal(
+    conv: LocomoConversation, events: list[Extracted], report: ConversationReport
+) -> None:
+    citing: dict[str, list[Extracted]] = {}
+    for event in events:
+        for message_id in event.card.source_message_ids:
+            citing.setdefault(message_id, []).append(event)
+    known_ids = {m.dia_id for s in conv.sessions for m in s.messages}
+    for question in conv.qa:
+        if question.category != 2:
+            continue
+        answer = parse_answer_interval(question.answer)
+        for dia_id in question.evidence:
+            if dia_id not in known_ids:
+                continue
+            report.evidence += 1
+            report.evidence_with_interval += answer is not None
+            cards = citing.get(f"{conv.sample_id}:{dia_id}", [])
+            if not cards:
+                report.misses.append(
+                    {"kind": "evidence", "dia_id": dia_id, "answer": question.answer}
+                )
+                continue
+            report.evidence_cited += 1
+            intervals = [i for i in (_interval(e.card) for e in cards) if i is not None]
+            report.evidence_dated += bool(intervals)
+            if answer is None:
+                continue
+            report.cited_with_interval += 1
+            width = answer[1] - answer[0]
+            overlapping = [i for i in intervals if i[0] < answer[1] and answer[0] < i[1]]
+            report.correct += any(i[1] - i[0] <= max(width, MONTH) for i in overlapping)
+            report.tight += any(i[1] - i[0] <= width for i in overlapping)
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def _summary(report: ConversationReport) -> dict[str, object]:
+    return {
+        "sample_id": report.sample_id,
+        "blocks": report.blocks,
+        "blocks_extracted": report.blocks_extracted,
+        "events": report.events,
+        "events_per_block": _share(report.events, report.blocks_extracted),
+        "annotated_events": report.annotated,
+        "recalled": report.recalled,
+        "event_recall": _share(report.recalled, report.annotated),
+        "messages": report.messages,
+        "messages_cited": report.messages_cited,
+        "messages_cited_share": _share(report.messages_cited, report.messages),
+        "events_matching_an_annotation": report.supported_events,
+        "matching_share": _share(report.supported_events, report.events),
+        "cat2_evidence": report.evidence,
+        "cat2_evidence_cited": report.evidence_cited,
+        "cited_share": _share(report.evidence_cited, report.evidence),
+        "cited_dated": report.evidence_dated,
+        "cat2_evidence_with_date_answer": report.evidence_with_interval,
+        "cited_with_date_answer": report.cited_with_interval,
+        "date_correct": report.correct,
+        "date_correct_share_of_cited": _share(report.correct, report.cited_with_interval),
+        "date_correct_share_of_all": _share(report.correct, report.evidence_with_interval),
+        "date_tight": report.tight,
+        "date_tight_share_of_cited": _share(report.tight, report.cited_with_interval),
+    }
+
+
+def _total(reports: Iterable[ConversationReport]) -> ConversationReport:
+    total = ConversationReport(sample_id="total")
+    for report in reports:
+        for name in (
+            "blocks", "blocks_extracted", "events", "annotated", "recalled", "supported_events",
+            "messages", "messages_cited",
+            "evidence", "evidence_cited", "evidence_dated", "evidence_with_interval",
+            "cited_with_interval", "correct", "tight",
+        ):  # fmt: skip
+            setattr(total, name, getattr(total, name) + getattr(report, name))
+    return total
+
+
+def _table(rows: list[dict[str, object]]) -> str:
+    columns = [
+        ("sample_id", "sample"), ("blocks", "blocks"), ("events", "events"),
+        ("events_per_block", "ev/blk"), ("event_recall", "recall"),
+        ("matching_share", "match%"), ("messages_cited_share", "msgs cited"),
+        ("cited_share", "cat2 cited"),
+        ("date_correct_share_of_cited", "date ok"), ("date_tight_share_of_cited", "tight"),
+        ("date_correct_share_of_all", "ok/all"),
+    ]  # fmt: skip
+    lines = [" ".join(f"{title:>10}" for _, title in columns)]
+    for row in rows:
+        lines.append(" ".join(f"{row[key]!s:>10}" for key, _ in columns))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the evaluation over every ``*.json`` in ``--data``; print a table, write JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("/work/shared/data/locomo"))
+    parser.add_argument("--out", type=Path, default=Path("bench-results/eval_extractor.json"))
+    parser.add_argument("--block-turns", type=int, default=12)
+    args = parser.parse_args(argv)
+    paths = sorted(args.data.glob("*.json"))
+    if not paths:
+        print(f"no LoCoMo files in {args.data}", file=sys.stderr)
+        return 2
+    reports = []
+    for path in paths:
+        conv = load_conversation(path)
+        report = ConversationReport(sample_id=conv.sample_id)
+        events = _extract(conv, args.block_turns, report)
+        _score_recall(conv, events, report)
+        _score_temporal(conv, events, report)
+        reports.append(report)
+    rows = [_summary(report) for report in reports] + [_summary(_total(reports))]
+    print(_table(rows))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "block_turns": args.block_turns,
+        "match_threshold": MATCH_THRESHOLD,
+        "conversations": rows[:-1],
+        "total": rows[-1],
+        "misses": {report.sample_id: report.misses for report in reports},
+    }
+    args.out.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
