@@ -17,9 +17,6 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal, Self
 
-from stratagate.ranking import rrf_rank
-from stratagate.text import normalize_search_text, search_tokens, weighted_tokens
-
 from projections.base import ReadModel, handles
 from projections.blocks import BlocksModel, thread_key
 from projections.elements import ElementRecord, ElementsModel
@@ -41,6 +38,8 @@ from stratagate.events import (
 )
 from stratagate.facts import normalize_name
 from stratagate.models import ElementFact, EventCard, RawMessage
+from stratagate.ranking import rrf_rank
+from stratagate.text import normalize_search_text, search_tokens, weighted_tokens
 from stratagate.timeutil import partial_bounds
 
 EVENT_FIELD_WEIGHTS = {

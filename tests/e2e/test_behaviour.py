@@ -28,7 +28,9 @@ def at(minutes: int) -> datetime:
     return T0 + timedelta(minutes=minutes)
 
 
-def feed(memory: Any, n: int, *, start: int = 0, thread_id: str | None = None, text: str = "note") -> list[Any]:
+def feed(
+    memory: Any, n: int, *, start: int = 0, thread_id: str | None = None, text: str = "note"
+) -> list[Any]:
     return [
         memory.append_turn(f"{text} {i}", f"reply {i}", created_at=at(i), thread_id=thread_id)
         for i in range(start, start + n)
@@ -85,10 +87,12 @@ def test_ingest_blocks_threads_and_decay(open_memory: Any) -> None:
     assert first_block.pointer_current_level == 0
     lifted = memory.expand_block(block.id, "L3", source="user")
     assert lifted.pointer_current_level == 3 and lifted.last_lift_source == "user"
-    assert lifted.pointer_anchor_position == max(b.position for b in memory.list_blocks(None) if b.thread_id is None)
+    assert lifted.pointer_anchor_position == max(
+        b.position for b in memory.list_blocks(None) if b.thread_id is None
+    )
     assert memory.expand_block(block.id).pointer_current_level == 4
     context = memory.get_block_context()
-    assert [entry.id for entry in context][0] == block.id
+    assert next(entry.id for entry in context) == block.id
     assert context[0].level == 4 and context[0].content == first_block.l4_readable
     with pytest.raises(UnknownIdError):
         memory.get_block("blk_missing")
@@ -137,7 +141,12 @@ def test_extraction_projection_and_manual_state_machine(open_memory: Any) -> Non
     assert added.source_message_ids == [m.id for m in block_one.l5_raw]
     with pytest.raises(InvalidInputError):
         memory.add_event(
-            {"title": "bad", "summary": "x", "source_block_id": block_one.id, "source_message_ids": ["msg_elsewhere"]}
+            {
+                "title": "bad",
+                "summary": "x",
+                "source_block_id": block_one.id,
+                "source_message_ids": ["msg_elsewhere"],
+            }
         )
     with pytest.raises(UnknownIdError):
         memory.add_event({"title": "bad", "summary": "x", "source_block_id": "blk_missing"})
@@ -147,7 +156,9 @@ def test_manual_projection_without_projector(open_memory: Any) -> None:
     memory = open_memory(block_turn_size=1)
     memory.append_turn("hello", "hi", created_at=at(0))
     block = memory.list_blocks()[0]
-    card = memory.add_event({"title": "stack", "summary": "the app uses pnpm", "source_block_id": block.id})
+    card = memory.add_event(
+        {"title": "stack", "summary": "the app uses pnpm", "source_block_id": block.id}
+    )
     jobs = memory.list_element_projection_jobs()
     assert [(j.status, j.source_event_ids) for j in jobs] == [("pending", [card.id])]
     claim = memory.claim_next_element_projection()
@@ -161,14 +172,18 @@ def test_manual_projection_without_projector(open_memory: Any) -> None:
         "source_event_ids": [card.id],
     }
     outside = {**change, "key": "owner", "value": "x", "source_event_ids": [card.id, "evt_other"]}
-    job = memory.complete_element_projection(claim.job_id, {"reason": "r", "changes": [change, outside]})
+    job = memory.complete_element_projection(
+        claim.job_id, {"reason": "r", "changes": [change, outside]}
+    )
     assert job.status == "completed" and len(job.element_ids) == 1
     element = memory.list_elements()[0]
     assert element.current_state == {"uses": "pnpm"}  # the fact citing an outside event was dropped
     with pytest.raises(InvalidInputError):
         memory.complete_element_projection(claim.job_id, {"changes": []})  # not running any more
 
-    second = memory.add_event({"title": "n", "summary": "nothing to project", "source_block_id": block.id})
+    second = memory.add_event(
+        {"title": "n", "summary": "nothing to project", "source_block_id": block.id}
+    )
     claim = memory.claim_next_element_projection()
     failed = memory.fail_element_projection(claim.job_id, "model timed out")
     assert failed.status == "failed" and failed.last_error == "model timed out"
@@ -181,7 +196,9 @@ def test_manual_projection_without_projector(open_memory: Any) -> None:
 
 def test_failures_are_durable_and_resumable(open_memory: Any, tmp_path: Any) -> None:
     database = str(tmp_path / "fail.db")
-    memory = open_memory(database=database, block_turn_size=1, extractor=Failing("extractor offline"))
+    memory = open_memory(
+        database=database, block_turn_size=1, extractor=Failing("extractor offline")
+    )
     memory.append_turn("we decided to ship", "ok", created_at=at(0))
     with pytest.raises(RuntimeError, match="extractor offline"):
         memory.append_turn("second", "ok", created_at=at(1))
@@ -199,10 +216,14 @@ def test_failures_are_durable_and_resumable(open_memory: Any, tmp_path: Any) -> 
     # a skipped job is retried once, on request, however often resume is called
     memory.append_turn("nothing here", "ok", created_at=at(2))
     memory.append_turn("later", "ok", created_at=at(3))
-    before = {j.block_id: j.attempts for j in memory.list_extraction_jobs() if j.status == "skipped"}
+    before = {
+        j.block_id: j.attempts for j in memory.list_extraction_jobs() if j.status == "skipped"
+    }
     assert before
     memory.resume_pending_work()
-    assert {j.block_id: j.attempts for j in memory.list_extraction_jobs() if j.block_id in before} == before
+    assert {
+        j.block_id: j.attempts for j in memory.list_extraction_jobs() if j.block_id in before
+    } == before
     memory.resume_pending_work(retry_skipped=True)
     memory.resume_pending_work(retry_skipped=True)
     after = {j.block_id: j.attempts for j in memory.list_extraction_jobs() if j.block_id in before}
@@ -227,13 +248,20 @@ def test_retrieval_gate_adoption_and_governance(open_memory: Any) -> None:
     assert raw[0].block_id == memory.list_blocks()[0].id
 
     verdict = memory.assess_retrieval(
-        {"verdict": "sufficient", "evidence_refs": [event_id, "evt_x", event_id], "fit": "f", "missing": "", "next_strategy": "answer"},
+        {
+            "verdict": "sufficient",
+            "evidence_refs": [event_id, "evt_x", event_id],
+            "fit": "f",
+            "missing": "",
+            "next_strategy": "answer",
+        },
         hits.batch_id,
     )
     assert verdict.verdict == "sufficient" and verdict.evidence_refs == [event_id]
     assert [r.reason for r in verdict.rejected_evidence_refs] == ["not_in_batch", "duplicate"]
     stale = memory.assess_retrieval(
-        {"verdict": "sufficient", "evidence_refs": [raw[0].id], "next_strategy": "answer"}, hits.batch_id
+        {"verdict": "sufficient", "evidence_refs": [raw[0].id], "next_strategy": "answer"},
+        hits.batch_id,
     )
     assert stale.verdict == "partial" and stale.next_strategy != "answer"
     with pytest.raises(UnknownIdError):
@@ -244,7 +272,14 @@ def test_retrieval_gate_adoption_and_governance(open_memory: Any) -> None:
     )
     assert receipt.reinforced_event_ids == [event_id]
     assert memory.get_event(event_id).weight.mention_count == 2
-    assert memory.record_memory_use(event_ids=[event_id], receipt_id="answer-1", audit={"batch_id": hits.batch_id, "turn": 4}) == receipt
+    assert (
+        memory.record_memory_use(
+            event_ids=[event_id],
+            receipt_id="answer-1",
+            audit={"batch_id": hits.batch_id, "turn": 4},
+        )
+        == receipt
+    )
     assert memory.get_event(event_id).weight.mention_count == 2  # idempotent per receipt id
     with pytest.raises(StrataGateError):
         memory.record_memory_use(event_ids=[], receipt_id="answer-1")
@@ -274,7 +309,9 @@ def test_retrieval_gate_adoption_and_governance(open_memory: Any) -> None:
     context = memory.recall_context("demo friday", max_events=1)
     assert len(context.events) == 1 and context.tokens <= context.token_budget
     assert context.blocks and context.batch_id
-    assert memory.get_event(context.events[0].id).weight.mention_count == 1  # recall never reinforces
+    assert (
+        memory.get_event(context.events[0].id).weight.mention_count == 1
+    )  # recall never reinforces
 
 
 def test_wait_false_then_drain(open_memory: Any) -> None:
@@ -303,7 +340,12 @@ def test_audit_history_verify_and_time_travel(open_memory: Any) -> None:
     feed(memory, 2, start=5)
     records = memory.history()
     assert [r.position for r in records] == sorted(r.position for r in records)
-    assert {r.type for r in records} >= {"SettingsChanged", "TurnAppended", "SealStarted", "BlockSealed"}
+    assert {r.type for r in records} >= {
+        "SettingsChanged",
+        "TurnAppended",
+        "SealStarted",
+        "BlockSealed",
+    }
     assert all(r.namespace == "test" for r in records)
     assert memory.history(since=middle)[0].position > middle
     report = memory.verify()
@@ -315,7 +357,10 @@ def test_audit_history_verify_and_time_travel(open_memory: Any) -> None:
 
 def test_stale_writer_gets_a_conflict(tmp_path: Any) -> None:
     database = str(tmp_path / "two.db")
-    with StrataGate.open(database, "shared", block_turn_size=4) as first, StrataGate.open(database, "shared") as second:
+    with (
+        StrataGate.open(database, "shared", block_turn_size=4) as first,
+        StrataGate.open(database, "shared") as second,
+    ):
         first.append_turn("from first", "ok")
         revision = first.revision
         with pytest.raises(StorageConflictError):

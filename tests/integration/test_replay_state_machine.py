@@ -14,7 +14,19 @@ from projections.replay import catch_up, load_snapshot, replay, save_snapshot
 from stratagate import StrataGate
 from tests.support.fakes import KeywordExtractor, TitleSummarizer, UsesProjector
 
-WORDS = ["we decided", "the app uses", "pnpm", "npm", "postgres", "demo", "friday", "决定", "使用", "上线"]
+WORDS = [
+    "we decided",
+    "we decided",
+    "the app uses",
+    "pnpm",
+    "npm",
+    "postgres",
+    "demo",
+    "friday",
+    "决定",
+    "使用",
+    "上线",
+]
 texts = st.lists(st.sampled_from(WORDS), min_size=0, max_size=5).map(" ".join)
 
 
@@ -43,7 +55,7 @@ class MemoryMachine(RuleBasedStateMachine):
     @initialize()
     def open(self) -> None:
         self.memory = StrataGate.in_memory(
-            block_turn_size=2,
+            block_turn_size=1,
             summarizer=TitleSummarizer(),
             extractor=KeywordExtractor(),
             element_projector=UsesProjector(),
@@ -54,6 +66,7 @@ class MemoryMachine(RuleBasedStateMachine):
         self.live = self.memory._runtime.live
         self.seen: dict[int, str] = {0: self.live.state.digest()}
         self.receipts = 0
+        self.snapshotted = False
 
     def teardown(self) -> None:
         self.memory.close()
@@ -77,7 +90,10 @@ class MemoryMachine(RuleBasedStateMachine):
             self.memory.recall_context(query)
 
     @precondition(lambda self: self.memory.list_events())
-    @rule(data=st.data(), action=st.sampled_from(["pin", "unpin", "forget", "restore", "archive", "use", "assess"]))
+    @rule(
+        data=st.data(),
+        action=st.sampled_from(["pin", "unpin", "forget", "restore", "archive", "use", "assess"]),
+    )
     def govern(self, data: st.DataObject, action: str) -> None:
         event_id = data.draw(st.sampled_from(self._events()))
         if action == "pin":
@@ -96,7 +112,11 @@ class MemoryMachine(RuleBasedStateMachine):
         else:
             hits = self.memory.search_events(self.memory.get_event(event_id).title)
             self.memory.assess_retrieval(
-                {"verdict": "sufficient", "evidence_refs": [h.id for h in hits][:2], "next_strategy": "answer"},
+                {
+                    "verdict": "sufficient",
+                    "evidence_refs": [h.id for h in hits][:2],
+                    "next_strategy": "answer",
+                },
                 hits.batch_id,
             )
 
@@ -104,20 +124,31 @@ class MemoryMachine(RuleBasedStateMachine):
     @rule(data=st.data(), level=st.sampled_from(["next", "previous", "L0", "L3", 5]))
     def expand(self, data: st.DataObject, level: object) -> None:
         block = data.draw(st.sampled_from(self.memory.list_blocks()))
-        self.memory.expand_block(block.id, level, source=data.draw(st.sampled_from(["user", "agent"])))
+        self.memory.expand_block(
+            block.id, level, source=data.draw(st.sampled_from(["user", "agent"]))
+        )
 
     @precondition(lambda self: self.memory.list_blocks())
     @rule(data=st.data(), summary=texts)
     def add_event(self, data: st.DataObject, summary: str) -> None:
         block = data.draw(st.sampled_from(self.memory.list_blocks()))
-        self.memory.add_event({"title": "manual", "summary": summary or "x", "source_block_id": block.id})
+        self.memory.add_event(
+            {"title": "manual", "summary": summary or "x", "source_block_id": block.id}
+        )
 
     @rule(items=st.lists(texts.filter(str.strip), min_size=1, max_size=3), undo=st.booleans())
     def import_memory(self, items: list[str], undo: bool) -> None:
         document = {
             "format": "stratagate.external-memory.v2",
             "source": "other ai",
-            "items": [{"text": text, "kind": "fact"} for text in items],
+            "items": [
+                {
+                    "text": text,
+                    "kind": "fact",
+                    "time": {"start": f"2025-0{i + 1}"} if i % 2 else None,
+                }
+                for i, text in enumerate(items)
+            ],
         }
         result = self.memory.import_external_memory(document)
         if undo and result.batch_id:
@@ -126,6 +157,7 @@ class MemoryMachine(RuleBasedStateMachine):
     @rule()
     def snapshot(self) -> None:
         save_snapshot(self.store, self.live.state, "machine")
+        self.snapshotted = True
 
     @invariant()
     def live_equals_replay_and_snapshot_tail(self) -> None:
@@ -135,6 +167,9 @@ class MemoryMachine(RuleBasedStateMachine):
         self.seen[state.position] = live
         assert replay(self.store, state.namespace).digest() == live
         restored = load_snapshot(self.store, state.namespace, "machine")
+        assert (restored is not None) == self.snapshotted, (
+            "a saved snapshot must restore to its digest"
+        )
         if restored is not None:
             catch_up(restored, self.store)
             assert restored.digest() == live
@@ -145,5 +180,5 @@ class MemoryMachine(RuleBasedStateMachine):
             assert self.memory.state_at(position).state.digest() == self.seen[position]
 
 
-MemoryMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=20, deadline=None)
+MemoryMachine.TestCase.settings = settings(max_examples=30, stateful_step_count=25, deadline=None)
 TestMemoryMachine = MemoryMachine.TestCase

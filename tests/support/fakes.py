@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from stratagate.models import (
-    BlockSummary,
     ElementProjectionContext,
     ExtractionContext,
     RawMessage,
@@ -46,7 +45,11 @@ class KeywordExtractor:
                         "temporal": {"participants": ["user"], "event_type": "decision"},
                     }
                 )
-        return {"should_extract": bool(events), "reason": "decisions" if events else "none", "events": events}
+        return {
+            "should_extract": bool(events),
+            "reason": "decisions" if events else "none",
+            "events": events,
+        }
 
 
 class UsesProjector:
