@@ -1,81 +1,173 @@
 """stratagate: long-term memory for AI agents, as an event-sourced actor system.
 
-Everything API.md names is importable from here.
+Everything API.md names is importable from here. Names load on first use (PEP 562), so a Ray
+worker that imports one actor module does not pay for the whole package.
 """
 
-from stratagate.async_api import AsyncStrataGate
-from stratagate.decay import block_weight, decayed_level, normalize_level
-from stratagate.errors import (
-    ChainVerificationError,
-    DrainTimeoutError,
-    InvalidInputError,
-    ModelError,
-    ModelResponseError,
-    ModelTimeoutError,
-    RuntimeUnavailableError,
-    SchemaVersionError,
-    StorageConflictError,
-    StorageError,
-    StrataGateError,
-    UnknownIdError,
-)
-from stratagate.gate import normalize_assessment
-from stratagate.layers import (
-    DeterministicLayers,
-    condense_transcript,
-    deterministic_layers,
-    readable_transcript,
-    render_raw,
-)
-from stratagate.memory import StrataGate
-from stratagate.models import (
-    BlockSummary,
-    ElementCard,
-    ElementFact,
-    ElementProjectionChange,
-    ElementProjectionContext,
-    ElementProjectionJob,
-    ElementProjectionResult,
-    ElementRef,
-    EventCard,
-    EventCardInput,
-    EventTemporal,
-    ExtractionContext,
-    ExtractionJob,
-    ExtractionResult,
-    MemoryBlock,
-    MemoryWeight,
-    RawMessage,
-    RejectedEvidenceRef,
-    RetrievalAssessment,
-    TimelineEntry,
-    ToolTrace,
-    UsageAudit,
-    UsageReceipt,
-)
-from stratagate.ranking import RankedHit, bm25_rank, rrf_rank
-from stratagate.results import (
-    AppendTurnResult,
-    BlockContextEntry,
-    ElementHit,
-    EventHit,
-    ExpandedEvent,
-    HistoryRecord,
-    HitList,
-    ImportResult,
-    NamespaceStats,
-    RawHit,
-    RecallContext,
-    RecallEntry,
-    ResumePendingResult,
-    VerifyReport,
-)
-from stratagate.text import search_tokens
-from stratagate.tokens import estimate_tokens
-from stratagate.view import MemoryView
-from stratagate.weights import criticality_floor, memory_weight
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "AppendTurnResult": "stratagate.results",
+    "AsyncStrataGate": "stratagate.async_api",
+    "BlockContextEntry": "stratagate.results",
+    "BlockSummary": "stratagate.models",
+    "ChainVerificationError": "stratagate.errors",
+    "DeterministicLayers": "stratagate.layers",
+    "DrainTimeoutError": "stratagate.errors",
+    "ElementCard": "stratagate.models",
+    "ElementFact": "stratagate.models",
+    "ElementHit": "stratagate.results",
+    "ElementProjectionChange": "stratagate.models",
+    "ElementProjectionContext": "stratagate.models",
+    "ElementProjectionJob": "stratagate.models",
+    "ElementProjectionResult": "stratagate.models",
+    "ElementRef": "stratagate.models",
+    "EventCard": "stratagate.models",
+    "EventCardInput": "stratagate.models",
+    "EventHit": "stratagate.results",
+    "EventTemporal": "stratagate.models",
+    "ExpandedEvent": "stratagate.results",
+    "ExtractionContext": "stratagate.models",
+    "ExtractionJob": "stratagate.models",
+    "ExtractionResult": "stratagate.models",
+    "HistoryRecord": "stratagate.results",
+    "HitList": "stratagate.results",
+    "ImportResult": "stratagate.results",
+    "InvalidInputError": "stratagate.errors",
+    "MemoryBlock": "stratagate.models",
+    "MemoryView": "stratagate.view",
+    "MemoryWeight": "stratagate.models",
+    "ModelError": "stratagate.errors",
+    "ModelResponseError": "stratagate.errors",
+    "ModelTimeoutError": "stratagate.errors",
+    "NamespaceStats": "stratagate.results",
+    "RankedHit": "stratagate.ranking",
+    "RawHit": "stratagate.results",
+    "RawMessage": "stratagate.models",
+    "RecallContext": "stratagate.results",
+    "RecallEntry": "stratagate.results",
+    "RejectedEvidenceRef": "stratagate.models",
+    "ResumePendingResult": "stratagate.results",
+    "RetrievalAssessment": "stratagate.models",
+    "RuntimeUnavailableError": "stratagate.errors",
+    "SchemaVersionError": "stratagate.errors",
+    "StorageConflictError": "stratagate.errors",
+    "StorageError": "stratagate.errors",
+    "StrataGate": "stratagate.memory",
+    "StrataGateError": "stratagate.errors",
+    "TimelineEntry": "stratagate.models",
+    "ToolTrace": "stratagate.models",
+    "UnknownIdError": "stratagate.errors",
+    "UsageAudit": "stratagate.models",
+    "UsageReceipt": "stratagate.models",
+    "VerifyReport": "stratagate.results",
+    "block_weight": "stratagate.decay",
+    "bm25_rank": "stratagate.ranking",
+    "condense_transcript": "stratagate.layers",
+    "criticality_floor": "stratagate.weights",
+    "decayed_level": "stratagate.decay",
+    "deterministic_layers": "stratagate.layers",
+    "estimate_tokens": "stratagate.tokens",
+    "memory_weight": "stratagate.weights",
+    "normalize_assessment": "stratagate.gate",
+    "normalize_level": "stratagate.decay",
+    "readable_transcript": "stratagate.layers",
+    "render_raw": "stratagate.layers",
+    "rrf_rank": "stratagate.ranking",
+    "search_tokens": "stratagate.text",
+}
+
+if TYPE_CHECKING:
+    from stratagate.async_api import AsyncStrataGate
+    from stratagate.decay import block_weight, decayed_level, normalize_level
+    from stratagate.errors import (
+        ChainVerificationError,
+        DrainTimeoutError,
+        InvalidInputError,
+        ModelError,
+        ModelResponseError,
+        ModelTimeoutError,
+        RuntimeUnavailableError,
+        SchemaVersionError,
+        StorageConflictError,
+        StorageError,
+        StrataGateError,
+        UnknownIdError,
+    )
+    from stratagate.gate import normalize_assessment
+    from stratagate.layers import (
+        DeterministicLayers,
+        condense_transcript,
+        deterministic_layers,
+        readable_transcript,
+        render_raw,
+    )
+    from stratagate.memory import StrataGate
+    from stratagate.models import (
+        BlockSummary,
+        ElementCard,
+        ElementFact,
+        ElementProjectionChange,
+        ElementProjectionContext,
+        ElementProjectionJob,
+        ElementProjectionResult,
+        ElementRef,
+        EventCard,
+        EventCardInput,
+        EventTemporal,
+        ExtractionContext,
+        ExtractionJob,
+        ExtractionResult,
+        MemoryBlock,
+        MemoryWeight,
+        RawMessage,
+        RejectedEvidenceRef,
+        RetrievalAssessment,
+        TimelineEntry,
+        ToolTrace,
+        UsageAudit,
+        UsageReceipt,
+    )
+    from stratagate.ranking import RankedHit, bm25_rank, rrf_rank
+    from stratagate.results import (
+        AppendTurnResult,
+        BlockContextEntry,
+        ElementHit,
+        EventHit,
+        ExpandedEvent,
+        HistoryRecord,
+        HitList,
+        ImportResult,
+        NamespaceStats,
+        RawHit,
+        RecallContext,
+        RecallEntry,
+        ResumePendingResult,
+        VerifyReport,
+    )
+    from stratagate.text import search_tokens
+    from stratagate.tokens import estimate_tokens
+    from stratagate.view import MemoryView
+    from stratagate.weights import criticality_floor, memory_weight
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stratagate' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "AppendTurnResult",

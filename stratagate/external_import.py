@@ -36,6 +36,7 @@ from stratagate.models import (
     EventTemporal,
     IsoTime,
     Model,
+    RawMessage,
     parse_input,
 )
 from stratagate.timeutil import partial_bounds
@@ -81,6 +82,27 @@ class ExternalMemoryDocument(Model):
     source: str = Field(min_length=1)
     exported_at: IsoTime | None = None
     items: list[ExternalItem] = Field(min_length=1, max_length=MAX_ITEMS)
+
+
+class PlannedItem(Model):
+    """One new item of an import, ready for a decision: its message, candidate and matches."""
+
+    item: ExternalItem
+    digest: str
+    message: RawMessage
+    candidate: EventCardInput
+    matches: list[EventCard] = Field(default_factory=list)
+
+
+class ImportPlan(Model):
+    """What an import would append, before the caller's decider has answered."""
+
+    batch_id: str
+    block_id: str
+    format: str
+    source: str
+    items: list[PlannedItem] = Field(default_factory=list)
+    skipped_duplicates: int = 0
 
 
 class Decision(Model):
@@ -211,6 +233,8 @@ __all__ = [
     "ExternalItem",
     "ExternalMemoryDocument",
     "ExternalTime",
+    "ImportPlan",
+    "PlannedItem",
     "candidate",
     "check_decision",
     "item_hash",

@@ -20,10 +20,11 @@ import orjson
 from projections.replay import iter_records, replay
 from stratagate.actors.inline import Handles, InlineRuntime
 from stratagate.actors.sealer import TurnAck, TurnCommand
+from stratagate.callbacks import invoke
 from stratagate.errors import InvalidInputError, StorageError
 from stratagate.events import EventStore
 from stratagate.events.sql_store import open_event_store
-from stratagate.external_import import parse_document
+from stratagate.external_import import Decision, ImportPlan, check_decision, parse_document
 from stratagate.models import (
     ElementCard,
     ElementProjectionContext,
@@ -453,13 +454,21 @@ class StrataGate:
         """Import a ``stratagate.external-memory.v2`` document as one undoable batch.
 
         Each new item becomes a candidate event compared with the ``top_k`` most similar
-        existing events; ``decide(candidate, matches)`` answers add / merge / supersede /
-        conflict / ignore (without a decider every candidate is added).
+        existing events; ``decide(candidate, matches)`` — called here, in the caller's process,
+        before anything is appended — answers add / merge / supersede / conflict / ignore
+        (without a decider every candidate is added).
         """
         parsed = parse_document(document)
         if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50:
             raise InvalidInputError(f"top_k must be an integer from 1 to 50, got {top_k!r}")
-        result: ImportResult = self._call("extractor", "import_external", parsed, decide, top_k)
+        plan: ImportPlan = self._call("weights", "plan_import", parsed, top_k)
+        decisions = [
+            Decision(action="add")
+            if decide is None
+            else check_decision(invoke(decide, planned.candidate, planned.matches), planned.matches)
+            for planned in plan.items
+        ]
+        result: ImportResult = self._call("extractor", "import_external", plan, decisions)
         if result.added:
             self._call("projector", "run_pending")
         return result

@@ -8,13 +8,10 @@ runs between them, outside any transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from stratagate.actors.role import Role, error_text
 from stratagate.callbacks import invoke, resolve, validate_output
 from stratagate.cards import build_card
-from stratagate.errors import UnknownIdError
+from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.events import (
     EXTRACTION,
     DomainEvent,
@@ -29,14 +26,7 @@ from stratagate.events import (
     ExtractionStarted,
     ExtractionSucceeded,
 )
-from stratagate.external_import import (
-    Decision,
-    ExternalItem,
-    ExternalMemoryDocument,
-    candidate,
-    check_decision,
-    item_hash,
-)
+from stratagate.external_import import Decision, ImportPlan
 from stratagate.layers import deterministic_layers
 from stratagate.models import (
     BlockSummary,
@@ -44,7 +34,6 @@ from stratagate.models import (
     EventCardInput,
     ExtractionContext,
     ExtractionResult,
-    RawMessage,
     parse_input,
 )
 from stratagate.results import ImportResult
@@ -56,7 +45,7 @@ class Extractor(Role):
     """The only writer of the extraction stream."""
 
     stream = EXTRACTION
-    components = ("blocks", "decay", "events", "jobs", "search")
+    components = ("blocks", "decay", "events", "jobs")
 
     def pending_blocks(self, *, retry_failed: bool, retry_skipped: bool) -> list[tuple[str, int]]:
         """(block id, thread position) of every target ready for (re)extraction, in order."""
@@ -195,88 +184,68 @@ class Extractor(Role):
 
     # -- external memory import -------------------------------------------------------------
 
-    def import_external(
-        self, document: ExternalMemoryDocument, decide: Callable[..., Any] | None, top_k: int
-    ) -> ImportResult:
-        """Import a parsed document as one atomic batch (see ``stratagate.external_import``).
+    def import_external(self, plan: ImportPlan, decisions: list[Decision]) -> ImportResult:
+        """Append a decided import plan as one atomic batch.
 
-        Exact duplicates of items already imported (or repeated in the document) are skipped
-        without calling ``decide``; every decision is taken before anything is appended, so a
-        failing decider leaves the log untouched.
+        Items imported meanwhile (same content hash) are skipped; a target that is no longer
+        an existing event makes the whole import fail with nothing appended.
         """
         self.refresh()
+        if len(decisions) != len(plan.items):
+            raise InvalidInputError("one decision per planned item is needed")
         known = self.state.events.imported_hashes()
-        fresh: list[tuple[ExternalItem, str]] = []
-        skipped = 0
-        for item in document.items:
-            digest = item_hash(item)
-            if digest in known:
-                skipped += 1
-                continue
-            known.add(digest)
-            fresh.append((item, digest))
-        if not fresh:
-            return ImportResult(batch_id=None, source_block_id=None, skipped_duplicates=skipped)
-        now = self.options.now()
-        batch_id = self.options.make_id("import")
-        block_id = self.options.make_id("blk")
-        thread_id = f"import:{batch_id}"
-        messages = [
-            RawMessage(
-                id=self.options.make_id("msg"),
-                role="user",
-                name=document.source,
-                content=item.text,
-                created_at=now,
-                thread_id=thread_id,
-            )
-            for item, _ in fresh
+        pairs = [
+            (p, d) for p, d in zip(plan.items, decisions, strict=True) if p.digest not in known
         ]
+        skipped = plan.skipped_duplicates + len(plan.items) - len(pairs)
+        if not pairs:
+            return ImportResult(batch_id=None, source_block_id=None, skipped_duplicates=skipped)
+        records = self.state.events.records
+        for _, decision in pairs:
+            if decision.target_event_id is not None and decision.target_event_id not in records:
+                raise UnknownIdError(
+                    f"decide() target {decision.target_event_id!r} is not an event"
+                )
+        now = self.options.now()
+        messages = [planned.message for planned, _ in pairs]
         layers = deterministic_layers(messages)
         events: list[DomainEvent] = [
             ExternalImportRecorded(
-                batch_id=batch_id,
-                format=document.format,
-                source=document.source,
-                block_id=block_id,
+                batch_id=plan.batch_id,
+                format=plan.format,
+                source=plan.source,
+                block_id=plan.block_id,
                 messages=messages,
                 summary=BlockSummary(
-                    l0_title=f"Imported memory from {document.source}",
+                    l0_title=f"Imported memory from {plan.source}",
                     l0_tags=["import"],
-                    l1_summary=f"{len(messages)} memory items imported from {document.source}.",
+                    l1_summary=f"{len(messages)} memory items imported from {plan.source}.",
                     l2_keypoints=[m.content[:160] for m in messages[:12]],
                     should_extract=False,
                 ),
                 l3_condensed=layers.l3_condensed,
                 l4_readable=layers.l4_readable,
-                item_hashes=[digest for _, digest in fresh],
+                item_hashes=[planned.digest for planned, _ in pairs],
                 at=now,
             )
         ]
         result = ImportResult(
-            batch_id=batch_id, source_block_id=block_id, skipped_duplicates=skipped
+            batch_id=plan.batch_id, source_block_id=plan.block_id, skipped_duplicates=skipped
         )
-        existing = set(self.state.events.records)
-        view = self.view
-        for (item, _), message in zip(fresh, messages, strict=True):
-            proposal = candidate(item, block_id=block_id, message_id=message.id)
-            matches = [hit.event for hit in view.search_events(proposal.summary, limit=top_k)]
-            decision = (
-                Decision(action="add")
-                if decide is None
-                else check_decision(invoke(decide, proposal, matches), matches)
-            )
+        existing = set(records)
+        for planned, decision in pairs:
             target = decision.target_event_id
+            proposal = planned.candidate
             if decision.action == "ignore":
-                result.ignored.append(message.id)
+                result.ignored.append(planned.message.id)
                 continue
             if decision.action == "merge":
                 assert target is not None
                 events.append(
                     EventMerged(
                         event_id=target,
-                        source_message_id=message.id,
-                        import_batch_id=batch_id,
+                        source_message_id=planned.message.id,
+                        import_batch_id=plan.batch_id,
                         at=now,
                     )
                 )
@@ -284,17 +253,14 @@ class Extractor(Role):
                 continue
             if decision.action == "conflict":
                 assert proposal.temporal is not None and target is not None
-                proposal = proposal.model_copy(
-                    update={
-                        "temporal": proposal.temporal.model_copy(
-                            update={"conflicts_with_event_ids": [target]}
-                        )
-                    }
+                temporal = proposal.temporal.model_copy(
+                    update={"conflicts_with_event_ids": [target]}
                 )
+                proposal = proposal.model_copy(update={"temporal": temporal})
             card = build_card(
                 proposal,
-                block_id=block_id,
-                block_messages=[message],
+                block_id=plan.block_id,
+                block_messages=[planned.message],
                 existing_ids=existing,
                 at=now,
                 turn=self.state.blocks.turn,
@@ -303,13 +269,18 @@ class Extractor(Role):
                 fill_mentioned=False,
             )
             existing.add(card.id)
-            events.append(EventAdded(event=card, origin="import", import_batch_id=batch_id, at=now))
+            events.append(
+                EventAdded(event=card, origin="import", import_batch_id=plan.batch_id, at=now)
+            )
             result.added.append(card.id)
             if decision.action == "supersede":
                 assert target is not None
                 events.append(
                     EventSuperseded(
-                        event_id=target, superseded_by=card.id, import_batch_id=batch_id, at=now
+                        event_id=target,
+                        superseded_by=card.id,
+                        import_batch_id=plan.batch_id,
+                        at=now,
                     )
                 )
                 result.superseded.append(target)

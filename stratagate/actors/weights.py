@@ -27,8 +27,21 @@ from stratagate.events import (
     RetrievalBatchRecorded,
 )
 from stratagate.events.weights import BatchKind
+from stratagate.external_import import (
+    ExternalMemoryDocument,
+    ImportPlan,
+    PlannedItem,
+    candidate,
+    item_hash,
+)
 from stratagate.gate import normalize_assessment
-from stratagate.models import RetrievalAssessment, UsageAudit, UsageReceipt, parse_input
+from stratagate.models import (
+    RawMessage,
+    RetrievalAssessment,
+    UsageAudit,
+    UsageReceipt,
+    parse_input,
+)
 from stratagate.recall import recall
 from stratagate.results import ElementHit, EventHit, HitList, RawHit, RecallContext
 from stratagate.timeutil import format_utc
@@ -180,6 +193,41 @@ class WeightKeeper(Role):
             )
         )
         return assessment
+
+    def plan_import(self, document: ExternalMemoryDocument, top_k: int) -> ImportPlan:
+        """Skip exact duplicates and pair each new item with its top-k similar events (not logged)."""
+        self.refresh()
+        known = self.state.events.imported_hashes()
+        batch_id = self.options.make_id("import")
+        plan = ImportPlan(
+            batch_id=batch_id,
+            block_id=self.options.make_id("blk"),
+            format=document.format,
+            source=document.source,
+        )
+        now = self.options.now()
+        for item in document.items:
+            digest = item_hash(item)
+            if digest in known:
+                plan.skipped_duplicates += 1
+                continue
+            known.add(digest)
+            message = RawMessage(
+                id=self.options.make_id("msg"),
+                role="user",
+                name=document.source,
+                content=item.text,
+                created_at=now,
+                thread_id=f"import:{batch_id}",
+            )
+            proposal = candidate(item, block_id=plan.block_id, message_id=message.id)
+            matches = [hit.event for hit in self.view.search_events(proposal.summary, limit=top_k)]
+            plan.items.append(
+                PlannedItem(
+                    item=item, digest=digest, message=message, candidate=proposal, matches=matches
+                )
+            )
+        return plan
 
     # -- adoption ---------------------------------------------------------------------------
 
