@@ -199,17 +199,14 @@ class WeightKeeper(Role):
         self.refresh()
         known = self.state.events.imported_hashes()
         batch_id = self.options.make_id("import")
-        plan = ImportPlan(
-            batch_id=batch_id,
-            block_id=self.options.make_id("blk"),
-            format=document.format,
-            source=document.source,
-        )
+        block_id = self.options.make_id("blk")
         now = self.options.now()
+        items: list[PlannedItem] = []
+        skipped = 0
         for item in document.items:
             digest = item_hash(item)
             if digest in known:
-                plan.skipped_duplicates += 1
+                skipped += 1
                 continue
             known.add(digest)
             message = RawMessage(
@@ -220,14 +217,21 @@ class WeightKeeper(Role):
                 created_at=now,
                 thread_id=f"import:{batch_id}",
             )
-            proposal = candidate(item, block_id=plan.block_id, message_id=message.id)
+            proposal = candidate(item, block_id=block_id, message_id=message.id)
             matches = [hit.event for hit in self.view.search_events(proposal.summary, limit=top_k)]
-            plan.items.append(
+            items.append(
                 PlannedItem(
                     item=item, digest=digest, message=message, candidate=proposal, matches=matches
                 )
             )
-        return plan
+        return ImportPlan(
+            batch_id=batch_id,
+            block_id=block_id,
+            format=document.format,
+            source=document.source,
+            items=items,
+            skipped_duplicates=skipped,
+        )
 
     # -- adoption ---------------------------------------------------------------------------
 
