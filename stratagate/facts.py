@@ -220,11 +220,12 @@ def _apply_change(
     if mode == "set":
         values = change.value if isinstance(change.value, list) else [change.value]
         present = {normalize_name(str(fact.value)) for fact in same_key}
-        fresh = [
-            v
-            for v in dict.fromkeys(v.strip() for v in values)
-            if v and normalize_name(v) not in present
-        ]
+        fresh = []
+        for item in values:
+            key = normalize_name(item)
+            if key and key not in present:
+                present.add(key)
+                fresh.append(item.strip())
         if not fresh:
             plan.dropped.append(_dropped(index, change, "every item is already in the set"))
         for value in fresh:

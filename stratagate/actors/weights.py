@@ -290,9 +290,14 @@ class WeightKeeper(Role):
     def _reinforceable(
         self, events: list[str], elements: list[str], audit: UsageAudit | None
     ) -> tuple[list[str], list[str]]:
-        """Which ids a receipt reinforces: retrievable events, and with an audited batch only
-        the refs a sufficient assessment of that batch accepted (an element counts when its id
-        or one of its facts' ids was accepted)."""
+        """Which ids a receipt reinforces (the adoption rule).
+
+        Only retrievable events (active or superseded) are ever reinforced. Without an audited
+        batch every requested id is. With one (``audit.batch_id``), an id is reinforced only when
+        a ``sufficient`` assessment of that batch accepted it: an event by its id, or through a
+        source message it cites (the raw message vouched for the card); an element by its id or
+        the id of one of its facts.
+        """
         retrievable = [e for e in events if self.state.events.retrievable(e)]
         if audit is None or audit.batch_id is None:
             return retrievable, elements
@@ -300,11 +305,15 @@ class WeightKeeper(Role):
         if batch is None:
             raise UnknownIdError(f"unknown retrieval batch id {audit.batch_id!r}")
         accepted = set(batch.sufficient_refs)
+        records = self.state.events.records
+        vouched = [
+            e
+            for e in retrievable
+            if e in accepted or accepted & set(records[e].card.source_message_ids)
+        ]
         owners = self.state.elements.fact_owner
         accepted_elements = accepted | {owners[ref] for ref in accepted if ref in owners}
-        return [e for e in retrievable if e in accepted], [
-            e for e in elements if e in accepted_elements
-        ]
+        return vouched, [e for e in elements if e in accepted_elements]
 
     # -- governance -------------------------------------------------------------------------
 
