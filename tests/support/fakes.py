@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -83,15 +81,24 @@ class Failing:
         raise RuntimeError(self.message)
 
 
-class KillSwitch:
-    """Wraps a callback: when ``marker`` exists, announce it and SIGKILL this process."""
+class HangOn:
+    """Wraps a callback: when its input mentions ``needle``, announce it and hang (to be killed)."""
 
-    def __init__(self, inner: Any, marker: str, announce: str) -> None:
-        self.inner, self.marker, self.announce = inner, marker, announce
+    def __init__(self, inner: Any, needle: str, announce: str) -> None:
+        self.inner, self.needle, self.announce = inner, needle, announce
 
-    def __call__(self, *args: Any) -> Any:
-        if Path(self.marker).exists():
+    def __call__(self, argument: Any) -> Any:
+        if self.needle in _text_of(argument):
             Path(self.announce).write_text("in callback")
-            time.sleep(0.2)
-            os.kill(os.getpid(), signal.SIGKILL)
-        return self.inner(*args)
+            time.sleep(300)
+        return self.inner(argument)
+
+
+def _text_of(argument: Any) -> str:
+    if isinstance(argument, list):
+        return " ".join(m.content for m in argument)
+    if isinstance(argument, ExtractionContext):
+        return " ".join(m.content for m in argument.target.l5_raw)
+    if isinstance(argument, ElementProjectionContext):
+        return " ".join(e.summary for e in argument.events)
+    return str(argument)
