@@ -17,7 +17,8 @@ Conventions (documented in docs/EVALUATION.md as well):
   is about the future; "last May" is the most recent May strictly before the message's month.
 - Seasons are meteorological, northern hemisphere (summer = June-August ...).
 - Dates without a year ("May 7", "5月7日") take the year that puts them on the side of the
-  message the tense points to; their basis is ``inferred``.
+  message the tense points to, or, when the sentence has no tense marker, the occurrence nearest
+  to the message; their basis is ``inferred``.
 - "just" before a past-tense verb ("I just signed up") is read as the seven days up to the
   message day: precision ``range``, basis ``inferred``; never for future sentences.
 - Vague wording ("recently", "a few days ago", "the other day") resolves to nothing.
@@ -232,15 +233,21 @@ def _past_or_future(tense: Tense | None) -> str:
 
 
 def _dated(ref: date, month: int, day: int, tense: Tense | None) -> date | None:
-    """A month-day without a year, placed on the side of ``ref`` the tense points to."""
+    """A month-day without a year: on the side of ``ref`` the tense points to, or — when the
+    grammar says nothing — the occurrence nearest to ``ref``."""
     this_year = _safe_date(ref.year, month, day)
     if tense == "future":
         if this_year is not None and this_year >= ref:
             return this_year
         return _safe_date(ref.year + 1, month, day)
-    if this_year is not None and this_year <= ref:
-        return this_year
-    return _safe_date(ref.year - 1, month, day)
+    if tense == "past":
+        if this_year is not None and this_year <= ref:
+            return this_year
+        return _safe_date(ref.year - 1, month, day)
+    options = [
+        d for d in (_safe_date(ref.year + k, month, day) for k in (-1, 0, 1)) if d is not None
+    ]
+    return min(options, key=lambda d: (abs((d - ref).days), d)) if options else None
 
 
 # ---------------------------------------------------------------- English rules

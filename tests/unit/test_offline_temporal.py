@@ -255,3 +255,13 @@ def test_happened_end_is_never_before_happened_start(
 def test_arbitrary_text_never_raises(text: str) -> None:
     for found in find_time_expressions(text, THU):
         assert text[found.span[0] : found.span[1]] == found.original_text
+
+
+def test_a_yearless_date_without_tense_takes_the_nearest_year() -> None:
+    reference = datetime(2026, 3, 5, 9, 0, tzinfo=UTC)
+    (soon,) = find_time_expressions("They want the demo on March 13.", reference)
+    assert (soon.happened_start, soon.basis) == ("2026-03-13", "inferred")
+    (winter,) = find_time_expressions("The party is on December 28.", reference)
+    assert winter.happened_start == "2025-12-28"
+    (past,) = find_time_expressions("They want the demo on March 13.", reference, tense="past")
+    assert past.happened_start == "2025-03-13"
