@@ -131,6 +131,8 @@ class Directory:
     def activate(
         self, database: str, namespace: str, options: MemoryOptions, recover: bool
     ) -> dict[str, ActorHandle]:
+        """Handles of a namespace's actors, creating them if needed; passivates beyond the bound."""
+        self.max_live = options.max_live_namespaces  # the latest opener sets the bound
         key = f"{database}|{namespace}"
         handles = self.live.get(key)
         if handles is not None:

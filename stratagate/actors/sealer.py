@@ -67,7 +67,10 @@ class Sealer(Role):
         """Log explicit options that differ from what the namespace recorded; True if changed."""
         self.refresh()
         blocks = self.state.blocks
-        if blocks.block_turn_size is None:
+        explicit = (
+            self.options.block_turn_size is not None or self.options.block_decay_lambda is not None
+        )
+        if blocks.block_turn_size is None and not explicit:
             return False  # a new namespace records its settings with its first turn
         size, lam = self.settings()
         wanted = (

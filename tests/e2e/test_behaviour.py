@@ -44,7 +44,7 @@ def test_construction_is_explicit() -> None:
 
 def test_ingest_blocks_threads_and_decay(open_memory: Any) -> None:
     memory = open_memory(block_turn_size=2)
-    assert (memory.namespace, memory.turn, memory.revision) == ("test", 0, 0)
+    assert (memory.namespace, memory.turn, memory.revision) == ("test", 0, 1)  # the settings
     results = feed(memory, 3)
     assert [r.turn for r in results] == [1, 2, 3]
     assert results[0].sealed_block is None and results[1].sealed_block is not None

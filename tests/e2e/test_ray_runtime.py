@@ -1,0 +1,47 @@
+"""Ray-only behaviour: shared named actors, passivation under a bound, rehydration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import ray
+
+from stratagate import StrataGate
+
+pytestmark = pytest.mark.ray
+
+
+def test_two_opens_share_actors_and_passivation_rehydrates(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    database = str(tmp_path / "shared.db")
+    first = StrataGate.open(
+        database, "alpha", runtime="ray", block_turn_size=2, max_live_namespaces=1
+    )
+    second = StrataGate.open(database, "alpha", runtime="ray", max_live_namespaces=1)
+    try:
+        assert first.handles.sealer._actor_id == second.handles.sealer._actor_id
+        for i in range(3):
+            first.append_turn(f"alpha note {i}", "ok")
+        assert second.turn == 3 and len(second.list_blocks()) == 1  # one set of actors, one state
+        before = first.verify()
+        assert before.ok
+
+        other = StrataGate.open(database, "beta", runtime="ray", max_live_namespaces=1)
+        other.append_turn("beta note", "ok")  # activating beta passivates alpha (bound 1)
+        stats = other._runtime.directory_stats()
+        assert stats["live"] == 1 and stats["passivations"] >= 1
+        old_sealer = first.handles.sealer
+        with pytest.raises(ray.exceptions.RayActorError):
+            ray.get(old_sealer.ping.remote())
+
+        # the next call rehydrates alpha from snapshot + log tail, with the same content
+        first.append_turn("alpha note 3", "ok")
+        assert first.turn == 4 and [b.start_turn for b in first.list_blocks()] == [1, 3]
+        assert first.handles.sealer._actor_id != old_sealer._actor_id
+        assert first.verify().ok
+        other.close()
+    finally:
+        first.close()
+        second.close()
