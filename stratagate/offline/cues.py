@@ -187,6 +187,11 @@ _SWITCH_EN = [
         r"\b(?:switched|moved|migrated|changed|converted|transitioned)\s+(?:over\s+)?to\s+(?P<new>.+)",
         re.IGNORECASE,
     ),
+    re.compile(
+        r"\b(?:switch|switching|migrate|migrating|move|moving)\s+(?:over\s+)?"
+        r"(?:from\s+(?P<old>.+?)\s+)?to\s+(?P<new>.+)",
+        re.IGNORECASE,
+    ),
     re.compile(r"\bno\s+longer\s+(?:use|using|uses)\s+(?P<old>.+)", re.IGNORECASE),
     re.compile(r"\b(?:stopped|quit)\s+using\s+(?P<old>.+)", re.IGNORECASE),
 ]
