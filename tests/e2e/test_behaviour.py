@@ -398,3 +398,37 @@ def test_async_api_mirrors_the_sync_one() -> None:
             return [h.message.content for h in hits]
 
     assert asyncio.run(scenario()) == ["we decided async works", "yes"]
+
+
+def test_async_callbacks_are_awaited() -> None:
+    import asyncio
+
+    async def summarizer(messages: list[Any]) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return {
+            "l0_title": "async title",
+            "l1_summary": "s",
+            "l2_keypoints": [],
+            "should_extract": True,
+        }
+
+    async def extractor(ctx: Any) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return await asyncio.to_thread(KeywordExtractor(), ctx)
+
+    with StrataGate.in_memory(
+        block_turn_size=1, summarizer=summarizer, extractor=extractor
+    ) as memory:
+        memory.append_turn("we decided async callbacks work", "yes")
+        memory.append_turn("next", "ok")
+        assert memory.list_blocks()[0].l0_title == "async title"
+        assert [e.summary for e in memory.list_events()] == ["we decided async callbacks work"]
+
+    async def from_async_code() -> str:
+        async with await AsyncStrataGate.in_memory(
+            block_turn_size=1, summarizer=summarizer
+        ) as memory:
+            await memory.append_turn("inside a running loop", "fine")
+            return (await memory.list_blocks())[0].l0_title
+
+    assert asyncio.run(from_async_code()) == "async title"
