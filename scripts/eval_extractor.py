@@ -35,6 +35,7 @@ import orjson
 from stratagate.locomo import (
     LocomoConversation,
     conversation_turns,
+    default_data_dir,
     load_conversation,
     parse_answer_interval,
 )
@@ -327,7 +328,7 @@ def _table(rows: list[dict[str, object]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation over every ``*.json`` in ``--data``; print a table, write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("/work/shared/data/locomo"))
+    parser.add_argument("--data", type=Path, default=default_data_dir())
     parser.add_argument("--out", type=Path, default=Path("bench-results/eval_extractor.json"))
     parser.add_argument("--block-turns", type=int, default=12)
     args = parser.parse_args(argv)

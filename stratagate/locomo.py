@@ -18,6 +18,7 @@ padding message takes its partner's timestamp.
 from __future__ import annotations
 
 import calendar
+import os
 import re
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -91,6 +92,15 @@ _SESSION_TIME = re.compile(
     re.IGNORECASE,
 )
 _MONTHS = {name.lower(): index for index, name in enumerate(calendar.month_name) if name}
+
+
+def default_data_dir() -> Path:
+    """Where the LoCoMo conversations live: ``$STRATAGATE_LOCOMO_DIR``, else
+    ``../shared/data/locomo`` beside the repository (the layout of this project's machines)."""
+    configured = os.environ.get("STRATAGATE_LOCOMO_DIR")
+    if configured:
+        return Path(configured)
+    return Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 
 
 def parse_session_datetime(text: str) -> datetime:
@@ -385,6 +395,7 @@ __all__ = [
     "LocomoSession",
     "LocomoSessionEvents",
     "conversation_turns",
+    "default_data_dir",
     "load_conversation",
     "message_content",
     "parse_answer_interval",

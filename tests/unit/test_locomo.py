@@ -13,13 +13,14 @@ from stratagate.locomo import (
     PAD_SUFFIX,
     LocomoFormatError,
     conversation_turns,
+    default_data_dir,
     load_conversation,
     parse_answer_interval,
     parse_session_datetime,
 )
 from stratagate.models import RawMessage
 
-LOCOMO_DIR = Path("/work/shared/data/locomo")
+LOCOMO_DIR = default_data_dir()
 
 FLAT = {
     "speaker_a": "Caroline",
