@@ -1,0 +1,7 @@
+"""``python -m stratagate``: the command line."""
+
+import sys
+
+from stratagate.cli import main
+
+sys.exit(main())
