@@ -15,8 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from stratagate.cli import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli_format import json_text
 from stratagate.cli_ingest import ingest_turns, model_options
@@ -232,15 +230,11 @@ def verify(args: argparse.Namespace) -> int:
 
 
 def _verify_report(database: str, namespace: str) -> VerifyReport:
-    """``StrataGate.verify()``; when a damaged log cannot even be opened, the chain check alone.
-
-    (An unparseable payload still escapes the codec as ``orjson.JSONDecodeError``, not as a
-    ``StorageError``, hence both.)
-    """
+    """``StrataGate.verify()``; when a damaged log cannot even be opened, the chain check alone."""
     try:
         with StrataGate.open(database, namespace, recover_on_open=False) as memory:
             return memory.verify()
-    except (StorageError, orjson.JSONDecodeError):
+    except StorageError:
         with open_event_store(database, create=False) as store:
             report = verify_namespace(store, namespace, [])
         if report.ok:

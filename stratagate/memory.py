@@ -56,6 +56,7 @@ from stratagate.results import (
     ResumePendingResult,
     VerifyReport,
 )
+from stratagate.timeutil import parse_datetime
 from stratagate.turns import check_thread_id, check_time, turn_messages
 from stratagate.view import MemoryView
 
@@ -292,8 +293,13 @@ class StrataGate:
         return self._query("block", block_id)
 
     def stats(self) -> NamespaceStats:
-        """Counts of everything in the namespace."""
-        return self._query("stats", self.revision)
+        """Counts of everything in the namespace, and when its last event was recorded."""
+        stats: NamespaceStats = self._query("stats", self.revision)
+        head = self._store.head(self._namespace)
+        last = self._store.read(self._namespace, after=head - 1, limit=1) if head else []
+        if not last:
+            return stats
+        return stats.model_copy(update={"last_event_at": parse_datetime(last[0].recorded_at)})
 
     # -- events -----------------------------------------------------------------------------
 

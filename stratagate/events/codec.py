@@ -58,7 +58,10 @@ def decode_payload(event_type: str, schema_version: int, payload: str | bytes) -
     cls = EVENT_TYPES.get(event_type)
     if cls is None:
         raise StorageError(f"unknown event type {event_type!r} in the log")
-    data = orjson.loads(payload)
+    try:
+        data = orjson.loads(payload)
+    except orjson.JSONDecodeError as exc:
+        raise StorageError(f"{event_type} payload is not JSON: {exc}") from exc
     version = schema_version
     while version < cls.schema_version:
         step = UPCASTERS.get((event_type, version))
