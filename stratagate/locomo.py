@@ -95,12 +95,16 @@ _MONTHS = {name.lower(): index for index, name in enumerate(calendar.month_name)
 
 
 def default_data_dir() -> Path:
-    """Where the LoCoMo conversations live: ``$STRATAGATE_LOCOMO_DIR``, else
-    ``../shared/data/locomo`` beside the repository (the layout of this project's machines)."""
+    """Where the LoCoMo conversations live: ``$STRATAGATE_LOCOMO_DIR``, else ``shared/data/locomo``
+    beside the repository, else this project's machines' ``/work/shared/data/locomo``."""
     configured = os.environ.get("STRATAGATE_LOCOMO_DIR")
     if configured:
         return Path(configured)
-    return Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+    candidates = [
+        Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo",
+        Path("/work/shared/data/locomo"),
+    ]
+    return next((path for path in candidates if path.is_dir()), candidates[0])
 
 
 def parse_session_datetime(text: str) -> datetime:

@@ -64,7 +64,7 @@ class MemoryMachine(RuleBasedStateMachine):
         )
         self.store = self.memory._store
         self.live = self.memory._runtime.live
-        self.seen: dict[int, str] = {0: self.live.state.digest()}
+        self.seen: dict[int, str] = {self.live.state.position: self.live.state.digest()}
         self.receipts = 0
         self.snapshotted = False
 
