@@ -50,10 +50,26 @@ def fact_line(hit: ElementHit) -> str:
     return f"{hit.name} ({hit.type}) {fact.key.replace('_', ' ')}: {value}{since}{status} [fact {fact.id}]"
 
 
-def _fuse(ids: Sequence[str], weights: dict[str, float]) -> list[str]:
-    by_weight = sorted(ids, key=lambda i: (-weights[i], i))
-    fused = rrf_rank([[{"id": i} for i in ids], [{"id": i} for i in by_weight]])
-    return [hit.item["id"] for hit in fused]
+class _Budget:
+    """Greedy packing of entries, best first, while their tokens fit the remaining budget."""
+
+    def __init__(self, tokens: int) -> None:
+        self.tokens = tokens
+        self.used = 0
+
+    def pack(self, entries: Sequence[RecallEntry], limit: int) -> list[RecallEntry]:
+        """At most ``limit`` entries, in the order of fused relevance and weight, that fit."""
+        by_weight = sorted(entries, key=lambda e: (-e.weight, e.id))
+        fused = rrf_rank([list(entries), by_weight])
+        chosen: list[RecallEntry] = []
+        for hit in fused:
+            if len(chosen) >= limit:
+                break
+            cost = estimate_tokens(hit.item.text)
+            if self.used + cost <= self.tokens:
+                self.used += cost
+                chosen.append(hit.item.model_copy(update={"tokens": cost}))
+        return chosen
 
 
 def recall(
@@ -80,56 +96,36 @@ def recall(
             event_hits = view.search_events(query, limit=max_events * CANDIDATE_FACTOR)
         if max_elements:
             fact_hits = view.search_elements(query, limit=max_elements * CANDIDATE_FACTOR)
-    events = {hit.id: hit for hit in event_hits}
-    facts = {hit.id: hit for hit in fact_hits}
     element_weight = {
         hit.element_id: memory_weight(view.element(hit.element_id).weight, "active", view.turn)
         for hit in fact_hits
     }
-    fact_weights = {
-        hit.id: element_weight[hit.element_id]
-        * (1.0 if hit.fact.status == "active" else SUPERSEDED_CAP)
-        for hit in fact_hits
-    }
-    used = 0
-    chosen_events: list[RecallEntry] = []
-    for event_id in _fuse(list(events), {i: h.weight for i, h in events.items()}):
-        if len(chosen_events) >= max_events:
-            break
-        hit = events[event_id]
-        text = event_line(hit.event)
-        cost = estimate_tokens(text)
-        if used + cost <= token_budget:
-            used += cost
-            chosen_events.append(
-                RecallEntry(
-                    kind="event",
-                    id=event_id,
-                    text=text,
-                    tokens=cost,
-                    relevance=hit.score,
-                    weight=hit.weight,
-                )
-            )
-    chosen_facts: list[RecallEntry] = []
-    for fact_id in _fuse(list(facts), fact_weights):
-        if len(chosen_facts) >= max_elements:
-            break
-        hit = facts[fact_id]
-        text = fact_line(hit)
-        cost = estimate_tokens(text)
-        if used + cost <= token_budget:
-            used += cost
-            chosen_facts.append(
-                RecallEntry(
-                    kind="fact",
-                    id=fact_id,
-                    text=text,
-                    tokens=cost,
-                    relevance=hit.score,
-                    weight=fact_weights[fact_id],
-                )
-            )
+    event_entries = [
+        RecallEntry(
+            kind="event",
+            id=h.id,
+            text=event_line(h.event),
+            tokens=0,
+            relevance=h.score,
+            weight=h.weight,
+        )
+        for h in event_hits
+    ]
+    fact_entries = [
+        RecallEntry(
+            kind="fact",
+            id=h.id,
+            text=fact_line(h),
+            tokens=0,
+            relevance=h.score,
+            weight=element_weight[h.element_id]
+            * (1.0 if h.fact.status == "active" else SUPERSEDED_CAP),
+        )
+        for h in fact_hits
+    ]
+    budget = _Budget(token_budget)
+    chosen_events = budget.pack(event_entries, max_events)
+    chosen_facts = budget.pack(fact_entries, max_elements)
     blocks = view.block_context(thread_id)
     return RecallContext(
         query=query,
@@ -137,7 +133,7 @@ def recall(
         events=chosen_events,
         elements=chosen_facts,
         blocks=blocks,
-        tokens=used,
+        tokens=budget.used,
         token_budget=token_budget,
         text=render(chosen_events, chosen_facts, blocks),
     )
