@@ -39,7 +39,7 @@ from stratagate.events import (
 from stratagate.facts import normalize_name
 from stratagate.models import ElementFact, EventCard, RawMessage
 from stratagate.ranking import rrf_rank
-from stratagate.text import normalize_search_text, search_tokens, weighted_tokens
+from stratagate.text import normalize_search_text, search_tokens, weighted_tokens, word_tokens
 from stratagate.timeutil import partial_bounds
 
 EVENT_FIELD_WEIGHTS = {
@@ -140,6 +140,8 @@ class SearchIndex(ReadModel):
     """Three inverted indexes and the structured lookups beside them."""
 
     name = "search"
+    version = 2
+    """2: search tokens are stemmed (older snapshots hold unstemmed terms and are replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
@@ -305,7 +307,7 @@ class SearchIndex(ReadModel):
         text = f" {normalize_search_text(query)} "
         if not text.strip():
             return set()
-        tokens = set(search_tokens(query))
+        tokens = set(word_tokens(query))
         found = set()
         for key in table:
             if key in tokens or (" " in key and f" {key} " in text):
@@ -372,11 +374,12 @@ class SearchIndex(ReadModel):
         if name:
             named.extend(elements.find(name))
         text = f" {normalize_search_text(query)} "
+        words = word_tokens(query)
         if text.strip():
             for element in elements.elements.values():
                 if element in named:
                     continue
-                if any(_occurs(normalize_name(n), text, tokens) for n in element.names()):
+                if any(_occurs(normalize_name(n), text, words) for n in element.names()):
                     named.append(element)
         if named:
             rankings.append([fact.id for element in named for fact in _newest_first(element.facts)])
