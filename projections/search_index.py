@@ -6,6 +6,11 @@ participants 5, event type 5, original temporal text 4, happened dates 4; elemen
 name 5, aliases 4, type 2, key 4, value 5. A raw message document is its own text (weight
 ``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1).
 
+Structured rankings (participants, event type, time) order their ids by how well they match
+(names matched, interval width); ties, which are most of a one-name list, go to the better
+lexical rank (ids without a lexical match last), then the id. Without that rule a name in the
+query fused a list in arbitrary id order into every result.
+
 Only retrievable events (active or superseded) are indexed; forgetting, archiving or undoing
 an import removes a card, restoring puts it back. Queries touch only the postings of their
 tokens and the structured lists they ask for.
@@ -13,7 +18,7 @@ tokens and the structured lists they ask for.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal, Self
 
@@ -39,7 +44,12 @@ from stratagate.events import (
 from stratagate.facts import normalize_name
 from stratagate.models import ElementFact, EventCard, RawMessage
 from stratagate.ranking import rrf_rank
-from stratagate.text import normalize_search_text, search_tokens, weighted_tokens, word_tokens
+from stratagate.text import (
+    normalize_search_text,
+    search_tokens,
+    weighted_tokens,
+    word_tokens,
+)
 from stratagate.timeutil import partial_bounds
 
 EVENT_FIELD_WEIGHTS = {
@@ -277,18 +287,19 @@ class SearchIndex(ReadModel):
             rankings.append(lexical)
         people = {normalize_name(p) for p in participants or ()}
         people |= self._names_in(query, self.participants)
+        order = _tie_order(lexical)
         if people:
-            by_people = self._count_rank(self.participants, people)
+            by_people = self._count_rank(self.participants, people, order)
             if by_people:
                 rankings.append(by_people)
         types = {normalize_name(event_type)} if event_type else set()
         types |= self._names_in(query, self.event_types)
         if types:
-            by_type = self._count_rank(self.event_types, types)
+            by_type = self._count_rank(self.event_types, types, order)
             if by_type:
                 rankings.append(by_type)
         if happened_from is not None or happened_to is not None:
-            by_time = self._time_rank(happened_from, happened_to)
+            by_time = self._time_rank(happened_from, happened_to, order)
             if by_time:
                 rankings.append(by_time)
         if not rankings:
@@ -315,21 +326,24 @@ class SearchIndex(ReadModel):
         return found
 
     @staticmethod
-    def _count_rank(table: dict[str, set[str]], keys: set[str]) -> list[str]:
+    def _count_rank(table: dict[str, set[str]], keys: set[str], order: TieOrder) -> list[str]:
+        """Ids listed under the most of ``keys`` first; ties in ``order``."""
         counts: dict[str, int] = {}
         for key in keys:
-            for event_id in table.get(key, ()):
-                counts[event_id] = counts.get(event_id, 0) + 1
-        return sorted(counts, key=lambda event_id: (-counts[event_id], event_id))
+            for doc_id in table.get(key, ()):
+                counts[doc_id] = counts.get(doc_id, 0) + 1
+        return sorted(counts, key=lambda doc_id: (-counts[doc_id], *order(doc_id)))
 
-    def _time_rank(self, start: datetime | None, end: datetime | None) -> list[str]:
+    def _time_rank(
+        self, start: datetime | None, end: datetime | None, order: TieOrder
+    ) -> list[str]:
         """Events whose happened interval overlaps ``[start, end)``, tightest first."""
         overlaps = []
         for event_id, (s, e) in self.intervals.items():
             if (start is None or e > start) and (end is None or s < end):
-                overlaps.append((e - s, event_id))
+                overlaps.append((e - s, *order(event_id)))
         overlaps.sort()
-        return [event_id for _, event_id in overlaps]
+        return [event_id for *_, event_id in overlaps]
 
     def _intent_rank(self, candidates: list[str], intent: TemporalIntent) -> list[str]:
         """Candidates ordered by happened start, then mentioned, then created (first or latest)."""
@@ -440,6 +454,16 @@ class SearchIndex(ReadModel):
             for event_id, start, end in data["intervals"]
         }
         return model
+
+
+TieOrder = Callable[[str], tuple[int, str]]
+
+
+def _tie_order(lexical: Sequence[str]) -> TieOrder:
+    """Sort key breaking ties in a structured ranking: lexical rank (unmatched last), then id."""
+    position = {doc_id: rank for rank, doc_id in enumerate(lexical)}
+    unmatched = len(position)
+    return lambda doc_id: (position.get(doc_id, unmatched), doc_id)
 
 
 def _dump_table(table: dict[str, set[str]]) -> list[list[Any]]:

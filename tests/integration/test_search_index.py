@@ -1,0 +1,49 @@
+"""Search ranking rules through the public API (inline runtime, in-memory store)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from stratagate import StrataGate
+
+
+@pytest.fixture
+def memory() -> Iterator[StrataGate]:
+    counter = itertools.count(1)
+    memory = StrataGate.in_memory(
+        block_turn_size=1, id_factory=lambda prefix: f"{prefix}_{next(counter):04d}"
+    )
+    yield memory
+    memory.close()
+
+
+def _event(memory: StrataGate, title: str, people: list[str], **temporal: Any) -> str:
+    block = memory.list_blocks()[-1]
+    card = memory.add_event(
+        {
+            "title": title,
+            "summary": title,
+            "source_block_id": block.id,
+            "source_message_ids": [block.l5_raw[0].id],
+            "temporal": {"participants": people, **temporal},
+        }
+    )
+    return card.id
+
+
+def test_a_participant_ranking_orders_the_persons_events_by_lexical_rank(
+    memory: StrataGate,
+) -> None:
+    memory.append_turn("hello", "hi")
+    memory.append_turn("more", "talk")
+    _event(memory, "Went to the bakery", ["Melanie"])
+    _event(memory, "Bought groceries for the week", ["Melanie"])
+    sunset = _event(memory, "Painted a sunset over the lake", ["Melanie"])
+    _event(memory, "Painted a portrait", ["Caroline"])
+    hits = memory.search_events("When did Melanie paint a sunset?", limit=4)
+    assert hits[0].id == sunset
+    assert hits[0].score == pytest.approx(2 / 61)  # first in BM25 and in the participant list
