@@ -6,6 +6,9 @@ participants 5, event type 5, original temporal text 4, happened dates 4; elemen
 name 5, aliases 4, type 2, key 4, value 5. A raw message document is its own text (weight
 ``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1).
 
+Queries are tokenised with ``query_tokens`` (search tokens minus English stop words, all of
+them when nothing else is left); documents keep every token, so BM25 itself is unchanged.
+
 Structured rankings (participants, event type, time) order their ids by how well they match
 (names matched, interval width); ties, which are most of a one-name list, go to the better
 lexical rank (ids without a lexical match last), then the id. Without that rule a name in the
@@ -46,7 +49,7 @@ from stratagate.models import ElementFact, EventCard, RawMessage
 from stratagate.ranking import rrf_rank
 from stratagate.text import (
     normalize_search_text,
-    search_tokens,
+    query_tokens,
     weighted_tokens,
     word_tokens,
 )
@@ -280,7 +283,7 @@ class SearchIndex(ReadModel):
         """
         assert self._events_model is not None
         intent = normalize_intent(temporal_intent)
-        tokens = search_tokens(query)
+        tokens = query_tokens(query)
         rankings: list[list[str]] = []
         lexical = [doc_id for doc_id, _ in self.events.top(tokens)] if tokens else []
         if lexical:
@@ -379,7 +382,7 @@ class SearchIndex(ReadModel):
         """Fact ids by fused relevance: BM25 plus element name/alias and element type rankings."""
         assert self._elements_model is not None
         elements = self._elements_model
-        tokens = search_tokens(query)
+        tokens = query_tokens(query)
         rankings: list[list[str]] = []
         lexical = [doc_id for doc_id, _ in self.facts.top(tokens)] if tokens else []
         if lexical:
@@ -415,7 +418,7 @@ class SearchIndex(ReadModel):
         self, query: str, *, limit: int, thread_id: str | None = None
     ) -> list[tuple[str, float]]:
         """Message ids by BM25 over the message and its neighbours; optionally one thread."""
-        tokens = search_tokens(query)
+        tokens = query_tokens(query)
         if not tokens:
             return []
         if thread_id is None:

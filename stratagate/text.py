@@ -11,6 +11,10 @@ Search tokens are the words lightly stemmed (``stem``): English words of ASCII l
 plural, ``-ing``/``-ed`` and a final ``e``, so ``painted``, ``painting`` and ``paints`` all give
 ``paint``. Documents and queries go through the same function, so BM25 over search tokens stays
 one formula; ``word_tokens`` gives the unstemmed words (name matching uses them).
+
+Queries drop stop words (``query_tokens``): English function words, auxiliaries, pronouns and
+question words, matched on the unstemmed word. Documents keep them, so document lengths and
+BM25 stay untouched; only the query side is filtered.
 """
 
 from __future__ import annotations
@@ -30,6 +34,17 @@ _HAN = "\u3005\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f
 # points in those blocks are separators like any other non-word character.
 _RUN = re.compile(f"(?P<han>(?:(?=[^\\W_])[{_HAN}])+)|(?P<word>[^\\W_{_HAN}]+)")
 _SPACE = re.compile(r"\s+")
+
+_STOP_WORD_TEXT = """
+a an the and or but nor of to in on at for with from by as into onto about over under after
+before than then so if is are was were be been being am do does did doing done have has had
+having i me my mine we us our ours you your yours he him his she her hers it its they them
+their theirs this that these those there here what which who whom whose when where why how
+would could should will shall can may might must not no some any all also just very too more
+most much many s t d ll m re ve up out
+"""
+STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
+"""Query words that carry no topic (``'s`` and ``n't`` leave ``s`` and ``t`` behind)."""
 
 _segmenter: jieba.Tokenizer | None = None
 _segmenter_lock = threading.Lock()
@@ -104,6 +119,13 @@ def search_tokens(text: str) -> list[str]:
     return [stem(token) for token in word_tokens(text)]
 
 
+def query_tokens(query: str) -> list[str]:
+    """Search tokens of a query minus stop words; all of them when nothing else is left."""
+    words = word_tokens(query)
+    kept = [stem(word) for word in words if word not in STOP_WORDS]
+    return kept or [stem(word) for word in words]
+
+
 def weighted_tokens(fields: Iterable[tuple[str, int]]) -> list[str]:
     """Tokens of each ``(text, weight)`` field repeated ``weight`` times (weight 0 drops it)."""
     tokens: list[str] = []
@@ -120,4 +142,12 @@ def weighted_tokens(fields: Iterable[tuple[str, int]]) -> list[str]:
     return tokens
 
 
-__all__ = ["normalize_search_text", "search_tokens", "stem", "weighted_tokens", "word_tokens"]
+__all__ = [
+    "STOP_WORDS",
+    "normalize_search_text",
+    "query_tokens",
+    "search_tokens",
+    "stem",
+    "weighted_tokens",
+    "word_tokens",
+]

@@ -47,3 +47,11 @@ def test_a_participant_ranking_orders_the_persons_events_by_lexical_rank(
     hits = memory.search_events("When did Melanie paint a sunset?", limit=4)
     assert hits[0].id == sunset
     assert hits[0].score == pytest.approx(2 / 61)  # first in BM25 and in the participant list
+
+
+def test_raw_search_ignores_stop_words_of_the_query(memory: StrataGate) -> None:
+    memory.append_turn("What did you do when it was there with them?", "It was what it was.")
+    memory.append_turn("I painted a sunset last week", "lovely")
+    hits = memory.search_raw_memory("When did you paint it?", limit=3)
+    assert hits[0].message.content == "I painted a sunset last week"
+    assert memory.search_raw_memory("what was it", limit=1)  # stop words only: all kept

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from projections.inverted import InvertedIndex
 from stratagate.ranking import bm25_rank
-from stratagate.text import search_tokens, weighted_tokens
+from stratagate.text import query_tokens, search_tokens, weighted_tokens
 
 LATIN = ["pottery", "class", "classes", "painted", "painting", "camp", "camping", "the", "a", "is"]
 HAN = ["我们", "今天", "北京", "吃饭", "学习", "画画", "露营", "猫", "的"]
@@ -65,3 +65,14 @@ def test_replacing_and_removing_documents_leaves_a_fresh_index(
             fresh.add(f"d{i}", search_tokens(new_text if i == victim else text))
     assert index.scores(search_tokens(query)) == fresh.scores(search_tokens(query))
     assert index.total_length == fresh.total_length
+
+
+def test_query_tokens_drop_stop_words_by_their_unstemmed_form() -> None:
+    assert query_tokens("When did Melanie paint a sunrise?") == ["melani", "paint", "sunris"]
+    assert query_tokens("Does Caroline's dog like it?") == ["carolin", "dog", "lik"]
+    assert query_tokens("我们 and the 北京") == search_tokens("我们 北京")
+
+
+def test_a_query_of_stop_words_only_keeps_them_all() -> None:
+    assert query_tokens("What is it?") == search_tokens("What is it?") == ["what", "is", "it"]
+    assert query_tokens("") == []
