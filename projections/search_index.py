@@ -4,7 +4,9 @@ the structured rankings that RRF fuses with them.
 Field weights (by repetition): event title 4, summary 3, tags 2, quotes 2, narrative 1,
 participants 5, event type 5, original temporal text 4, happened dates 4; element fact: element
 name 5, aliases 4, type 2, key 4, value 5. A raw message document is its own text (weight
-``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1).
+``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1). Raw
+search fuses (RRF) the BM25 ranking with the same matches restricted to messages spoken by a
+speaker the query names, so raw hit scores are RRF scores, as event and fact scores are.
 
 Queries are tokenised with ``query_tokens`` (search tokens minus English stop words, all of
 them when nothing else is left); documents keep every token, so BM25 itself is unchanged.
@@ -154,13 +156,14 @@ class SearchIndex(ReadModel):
 
     name = "search"
     version = 2
-    """2: search tokens are stemmed (older snapshots hold unstemmed terms and are replayed)."""
+    """2: stemmed terms and a speakers table (older snapshots are ignored and replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
         self.facts = InvertedIndex()
         self.raw = InvertedIndex()
         self.participants: dict[str, set[str]] = {}
+        self.speakers: dict[str, set[str]] = {}
         self.event_types: dict[str, set[str]] = {}
         self.intervals: dict[str, tuple[datetime, datetime]] = {}
         self._events_model: EventsModel | None = None
@@ -247,6 +250,8 @@ class SearchIndex(ReadModel):
             before = messages[i - 1] if i > 0 else previous
             after = messages[i + 1] if i + 1 < len(messages) else None
             self.raw.add(message.id, raw_tokens(message, before, after))
+            if message.name:
+                self.speakers.setdefault(normalize_name(message.name), set()).add(message.id)
 
     def _previous_message(self, event: TurnAppended) -> RawMessage | None:
         """The thread's last message before this turn (the blocks model has folded the turn)."""
@@ -417,16 +422,25 @@ class SearchIndex(ReadModel):
     def search_raw(
         self, query: str, *, limit: int, thread_id: str | None = None
     ) -> list[tuple[str, float]]:
-        """Message ids by BM25 over the message and its neighbours; optionally one thread."""
+        """Message ids by fused relevance (RRF): BM25 over the message and its neighbours, and
+        the lexical matches spoken by a speaker the query names; optionally one thread."""
         tokens = query_tokens(query)
         if not tokens:
             return []
-        if thread_id is None:
-            return self.raw.top(tokens, limit)
-        assert self._blocks_model is not None
-        key = thread_key(thread_id)
-        messages = self._blocks_model.messages
-        hits = [hit for hit in self.raw.top(tokens) if messages[hit[0]].thread == key]
+        speakers = self._names_in(query, self.speakers)
+        needs_all = bool(speakers) or thread_id is not None
+        lexical = [doc_id for doc_id, _ in self.raw.top(tokens, None if needs_all else limit)]
+        rankings = [lexical]
+        if speakers:
+            named = set().union(*(self.speakers[name] for name in speakers))
+            rankings.append([doc_id for doc_id in lexical if doc_id in named])
+        fused = rrf_rank([[{"id": i} for i in ranking] for ranking in rankings])
+        hits = [(hit.item["id"], hit.score) for hit in fused]
+        if thread_id is not None:
+            assert self._blocks_model is not None
+            key = thread_key(thread_id)
+            messages = self._blocks_model.messages
+            hits = [hit for hit in hits if messages[hit[0]].thread == key]
         return hits[:limit]
 
     # -- snapshots --------------------------------------------------------------------------
@@ -437,6 +451,7 @@ class SearchIndex(ReadModel):
             "facts": self.facts.snapshot(),
             "raw": self.raw.snapshot(),
             "participants": _dump_table(self.participants),
+            "speakers": _dump_table(self.speakers),
             "event_types": _dump_table(self.event_types),
             "intervals": [
                 [event_id, start.isoformat(), end.isoformat()]
@@ -451,6 +466,7 @@ class SearchIndex(ReadModel):
         model.facts = InvertedIndex.restore(data["facts"])
         model.raw = InvertedIndex.restore(data["raw"])
         model.participants = {key: set(ids) for key, ids in data["participants"]}
+        model.speakers = {key: set(ids) for key, ids in data["speakers"]}
         model.event_types = {key: set(ids) for key, ids in data["event_types"]}
         model.intervals = {
             event_id: (datetime.fromisoformat(start), datetime.fromisoformat(end))

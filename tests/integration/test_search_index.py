@@ -55,3 +55,24 @@ def test_raw_search_ignores_stop_words_of_the_query(memory: StrataGate) -> None:
     hits = memory.search_raw_memory("When did you paint it?", limit=3)
     assert hits[0].message.content == "I painted a sunset last week"
     assert memory.search_raw_memory("what was it", limit=1)  # stop words only: all kept
+
+
+def test_raw_search_favours_the_named_speakers_matches(memory: StrataGate) -> None:
+    memory.append_turn(
+        {"content": "Caroline, pottery classes start soon! Pottery is relaxing", "name": "Melanie"},
+        {"content": "ok", "name": "Jon"},
+        thread_id="a",
+    )
+    memory.append_turn(
+        {"content": "hi", "name": "Jon"},
+        {"content": "I tried pottery once", "name": "Caroline"},
+        thread_id="b",
+    )
+    unnamed = memory.search_raw_memory("Does anyone like pottery?", limit=3)
+    assert unnamed[0].message.name == "Melanie"
+    named = memory.search_raw_memory("Does Caroline like pottery?", limit=3)
+    assert named[0].message.content == "I tried pottery once"
+    assert memory.search_raw_memory("Caroline zebra", limit=3)[0].message.name == "Caroline"
+    assert memory.search_raw_memory("Caroline pottery", limit=3, thread_id="a")[0].message.name == (
+        "Melanie"
+    )
