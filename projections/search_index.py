@@ -5,8 +5,9 @@ Field weights (by repetition): event title 4, summary 3, tags 2, quotes 2, narra
 participants 5, event type 5, original temporal text 4, happened dates 4; element fact: element
 name 5, aliases 4, type 2, key 4, value 5. A raw message document is its own text (weight
 ``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1). Raw
-search fuses (RRF) the BM25 ranking with the same matches restricted to messages spoken by a
-speaker the query names, so raw hit scores are RRF scores, as event and fact scores are.
+search fuses (RRF) the BM25 ranking with a speaker ranking: those of the first
+``RAW_SPEAKER_WINDOW`` matches spoken by a speaker the query names, so these move ahead of the
+other matches in that window; raw hit scores are RRF scores, as event and fact scores are.
 
 Queries are tokenised with ``query_tokens`` (search tokens minus English stop words, all of
 them when nothing else is left); documents keep every token, so BM25 itself is unchanged.
@@ -71,6 +72,8 @@ EVENT_FIELD_WEIGHTS = {
 FACT_FIELD_WEIGHTS = {"name": 5, "aliases": 4, "type": 2, "key": 4, "value": 5}
 RAW_SELF_WEIGHT = 2
 RAW_CONTEXT_WEIGHT = 1
+RAW_SPEAKER_WINDOW = 10
+"""How many of the best lexical matches the speaker rule may reorder (it never adds any)."""
 
 TemporalIntent = Literal["first", "latest"]
 _INTENT_ALIASES = {
@@ -423,25 +426,25 @@ class SearchIndex(ReadModel):
         self, query: str, *, limit: int, thread_id: str | None = None
     ) -> list[tuple[str, float]]:
         """Message ids by fused relevance (RRF): BM25 over the message and its neighbours, and
-        the lexical matches spoken by a speaker the query names; optionally one thread."""
+        the best lexical matches spoken by a speaker the query names; optionally one thread."""
         tokens = query_tokens(query)
         if not tokens:
             return []
-        speakers = self._names_in(query, self.speakers)
-        needs_all = bool(speakers) or thread_id is not None
-        lexical = [doc_id for doc_id, _ in self.raw.top(tokens, None if needs_all else limit)]
-        rankings = [lexical]
-        if speakers:
-            named = set().union(*(self.speakers[name] for name in speakers))
-            rankings.append([doc_id for doc_id in lexical if doc_id in named])
-        fused = rrf_rank([[{"id": i} for i in ranking] for ranking in rankings])
-        hits = [(hit.item["id"], hit.score) for hit in fused]
+        depth = None if thread_id is not None else max(limit, RAW_SPEAKER_WINDOW)
+        lexical = [doc_id for doc_id, _ in self.raw.top(tokens, depth)]
         if thread_id is not None:
             assert self._blocks_model is not None
             key = thread_key(thread_id)
             messages = self._blocks_model.messages
-            hits = [hit for hit in hits if messages[hit[0]].thread == key]
-        return hits[:limit]
+            lexical = [doc_id for doc_id in lexical if messages[doc_id].thread == key]
+        rankings = [lexical]
+        speakers = self._names_in(query, self.speakers)
+        if speakers:
+            named = set().union(*(self.speakers[name] for name in speakers))
+            window = lexical[:RAW_SPEAKER_WINDOW]
+            rankings.append([doc_id for doc_id in window if doc_id in named])
+        fused = rrf_rank([[{"id": i} for i in ranking] for ranking in rankings], limit=limit)
+        return [(hit.item["id"], hit.score) for hit in fused]
 
     # -- snapshots --------------------------------------------------------------------------
 
@@ -513,6 +516,7 @@ def _newest_first(facts: Iterable[ElementFact]) -> list[ElementFact]:
 __all__ = [
     "EVENT_FIELD_WEIGHTS",
     "FACT_FIELD_WEIGHTS",
+    "RAW_SPEAKER_WINDOW",
     "SearchIndex",
     "event_document",
     "fact_document",

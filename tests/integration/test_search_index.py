@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from projections.search_index import RAW_SPEAKER_WINDOW
 from stratagate import StrataGate
 
 
@@ -76,3 +77,23 @@ def test_raw_search_favours_the_named_speakers_matches(memory: StrataGate) -> No
     assert memory.search_raw_memory("Caroline pottery", limit=3, thread_id="a")[0].message.name == (
         "Melanie"
     )
+
+
+def test_the_speaker_rule_only_reorders_the_best_lexical_matches(memory: StrataGate) -> None:
+    for _ in range(6):
+        memory.append_turn(
+            {"content": "Caroline, pottery pottery pottery!", "name": "Melanie"},
+            {"content": "Caroline: pottery, pottery, pottery", "name": "Jon"},
+            thread_id="a",
+        )
+    memory.append_turn(
+        {"content": "hi", "name": "Jon"},
+        {
+            "content": "I may try pottery some day if I ever find the time for it",
+            "name": "Caroline",
+        },
+        thread_id="b",
+    )
+    assert RAW_SPEAKER_WINDOW < 12
+    hits = memory.search_raw_memory("Does Caroline like pottery?", limit=13)
+    assert [hit.message.name for hit in hits][-1] == "Caroline"
