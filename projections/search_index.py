@@ -7,7 +7,9 @@ name 5, aliases 4, type 2, key 4, value 5. A raw message document is its own tex
 ``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1). Raw
 search fuses (RRF) the BM25 ranking with a speaker ranking: those of the first
 ``RAW_SPEAKER_WINDOW`` matches spoken by a speaker the query names, so these move ahead of the
-other matches in that window; raw hit scores are RRF scores, as event and fact scores are.
+other matches in that window; raw hit scores are RRF scores, as event and fact scores are. A
+message with no text of its own (an empty side of a turn) is not indexed: as a hit it would
+only repeat its neighbours.
 
 Queries are tokenised with ``query_tokens`` (search tokens minus English stop words, all of
 them when nothing else is left); documents keep every token, so BM25 itself is unchanged.
@@ -250,6 +252,8 @@ class SearchIndex(ReadModel):
         messages = event.messages
         previous = self._previous_message(event)
         for i, message in enumerate(messages):
+            if not message.content.strip():
+                continue
             before = messages[i - 1] if i > 0 else previous
             after = messages[i + 1] if i + 1 < len(messages) else None
             self.raw.add(message.id, raw_tokens(message, before, after))

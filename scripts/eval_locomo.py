@@ -152,6 +152,7 @@ class ConversationRun:
     questions: list[dict[str, object]] = field(default_factory=list)
     skipped_questions: int = 0
     dropped_evidence: int = 0
+    padding_hits: int = 0
     stats: dict[str, object] = field(default_factory=dict)
 
 
@@ -198,6 +199,7 @@ def run_conversation(conv: LocomoConversation, block_turns: int) -> Conversation
             raw = memory.search_raw_memory(question.question, limit=LIMIT)
             events = memory.search_events(question.question, limit=LIMIT)
             searched += time.perf_counter() - before
+            run.padding_hits += sum(hit.message.id.endswith(PAD_SUFFIX) for hit in raw)
             ranked = {
                 "raw": [raw_coverage(hit.message.id) for hit in raw],
                 "events": [set(hit.event.source_message_ids) for hit in events],
@@ -322,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
                 **run.stats,
                 "skipped_questions": run.skipped_questions,
                 "dropped_evidence": run.dropped_evidence,
+                "raw_padding_hits": run.padding_hits,
             }
             for run in runs
         },

@@ -79,6 +79,16 @@ def test_raw_search_favours_the_named_speakers_matches(memory: StrataGate) -> No
     )
 
 
+def test_a_message_without_text_is_never_a_raw_hit(memory: StrataGate) -> None:
+    memory.append_turn("", "We went to the pottery class")
+    memory.append_turn("Pottery again?", "")
+    hits = memory.search_raw_memory("pottery", limit=5)
+    assert sorted(hit.message.content for hit in hits) == [
+        "Pottery again?",
+        "We went to the pottery class",
+    ]
+
+
 def test_the_speaker_rule_only_reorders_the_best_lexical_matches(memory: StrataGate) -> None:
     for _ in range(6):
         memory.append_turn(
