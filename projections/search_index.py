@@ -4,7 +4,20 @@ the structured rankings that RRF fuses with them.
 Field weights (by repetition): event title 4, summary 3, tags 2, quotes 2, narrative 1,
 participants 5, event type 5, original temporal text 4, happened dates 4; element fact: element
 name 5, aliases 4, type 2, key 4, value 5. A raw message document is its own text (weight
-``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1).
+``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1). Raw
+search fuses (RRF) the BM25 ranking with a speaker ranking: those of the first
+``RAW_SPEAKER_WINDOW`` matches spoken by a speaker the query names, so these move ahead of the
+other matches in that window; raw hit scores are RRF scores, as event and fact scores are. A
+message with no text of its own (an empty side of a turn) is not indexed: as a hit it would
+only repeat its neighbours.
+
+Queries are tokenised with ``query_tokens`` (search tokens minus English stop words, all of
+them when nothing else is left); documents keep every token, so BM25 itself is unchanged.
+
+Structured rankings (participants, event type, time) order their ids by how well they match
+(names matched, interval width); ties, which are most of a one-name list, go to the better
+lexical rank (ids without a lexical match last), then the id. Without that rule a name in the
+query fused a list in arbitrary id order into every result.
 
 Only retrievable events (active or superseded) are indexed; forgetting, archiving or undoing
 an import removes a card, restoring puts it back. Queries touch only the postings of their
@@ -13,7 +26,7 @@ tokens and the structured lists they ask for.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal, Self
 
@@ -39,7 +52,12 @@ from stratagate.events import (
 from stratagate.facts import normalize_name
 from stratagate.models import ElementFact, EventCard, RawMessage
 from stratagate.ranking import rrf_rank
-from stratagate.text import normalize_search_text, search_tokens, weighted_tokens
+from stratagate.text import (
+    normalize_search_text,
+    query_tokens,
+    weighted_tokens,
+    word_tokens,
+)
 from stratagate.timeutil import partial_bounds
 
 EVENT_FIELD_WEIGHTS = {
@@ -56,6 +74,8 @@ EVENT_FIELD_WEIGHTS = {
 FACT_FIELD_WEIGHTS = {"name": 5, "aliases": 4, "type": 2, "key": 4, "value": 5}
 RAW_SELF_WEIGHT = 2
 RAW_CONTEXT_WEIGHT = 1
+RAW_SPEAKER_WINDOW = 10
+"""How many of the best lexical matches the speaker rule may reorder (it never adds any)."""
 
 TemporalIntent = Literal["first", "latest"]
 _INTENT_ALIASES = {
@@ -140,12 +160,15 @@ class SearchIndex(ReadModel):
     """Three inverted indexes and the structured lookups beside them."""
 
     name = "search"
+    version = 2
+    """2: stemmed terms and a speakers table (older snapshots are ignored and replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
         self.facts = InvertedIndex()
         self.raw = InvertedIndex()
         self.participants: dict[str, set[str]] = {}
+        self.speakers: dict[str, set[str]] = {}
         self.event_types: dict[str, set[str]] = {}
         self.intervals: dict[str, tuple[datetime, datetime]] = {}
         self._events_model: EventsModel | None = None
@@ -229,9 +252,13 @@ class SearchIndex(ReadModel):
         messages = event.messages
         previous = self._previous_message(event)
         for i, message in enumerate(messages):
+            if not message.content.strip():
+                continue
             before = messages[i - 1] if i > 0 else previous
             after = messages[i + 1] if i + 1 < len(messages) else None
             self.raw.add(message.id, raw_tokens(message, before, after))
+            if message.name:
+                self.speakers.setdefault(normalize_name(message.name), set()).add(message.id)
 
     def _previous_message(self, event: TurnAppended) -> RawMessage | None:
         """The thread's last message before this turn (the blocks model has folded the turn)."""
@@ -268,25 +295,26 @@ class SearchIndex(ReadModel):
         """
         assert self._events_model is not None
         intent = normalize_intent(temporal_intent)
-        tokens = search_tokens(query)
+        tokens = query_tokens(query)
         rankings: list[list[str]] = []
         lexical = [doc_id for doc_id, _ in self.events.top(tokens)] if tokens else []
         if lexical:
             rankings.append(lexical)
         people = {normalize_name(p) for p in participants or ()}
         people |= self._names_in(query, self.participants)
+        order = _tie_order(lexical)
         if people:
-            by_people = self._count_rank(self.participants, people)
+            by_people = self._count_rank(self.participants, people, order)
             if by_people:
                 rankings.append(by_people)
         types = {normalize_name(event_type)} if event_type else set()
         types |= self._names_in(query, self.event_types)
         if types:
-            by_type = self._count_rank(self.event_types, types)
+            by_type = self._count_rank(self.event_types, types, order)
             if by_type:
                 rankings.append(by_type)
         if happened_from is not None or happened_to is not None:
-            by_time = self._time_rank(happened_from, happened_to)
+            by_time = self._time_rank(happened_from, happened_to, order)
             if by_time:
                 rankings.append(by_time)
         if not rankings:
@@ -305,7 +333,7 @@ class SearchIndex(ReadModel):
         text = f" {normalize_search_text(query)} "
         if not text.strip():
             return set()
-        tokens = set(search_tokens(query))
+        tokens = set(word_tokens(query))
         found = set()
         for key in table:
             if key in tokens or (" " in key and f" {key} " in text):
@@ -313,21 +341,24 @@ class SearchIndex(ReadModel):
         return found
 
     @staticmethod
-    def _count_rank(table: dict[str, set[str]], keys: set[str]) -> list[str]:
+    def _count_rank(table: dict[str, set[str]], keys: set[str], order: TieOrder) -> list[str]:
+        """Ids listed under the most of ``keys`` first; ties in ``order``."""
         counts: dict[str, int] = {}
         for key in keys:
-            for event_id in table.get(key, ()):
-                counts[event_id] = counts.get(event_id, 0) + 1
-        return sorted(counts, key=lambda event_id: (-counts[event_id], event_id))
+            for doc_id in table.get(key, ()):
+                counts[doc_id] = counts.get(doc_id, 0) + 1
+        return sorted(counts, key=lambda doc_id: (-counts[doc_id], *order(doc_id)))
 
-    def _time_rank(self, start: datetime | None, end: datetime | None) -> list[str]:
+    def _time_rank(
+        self, start: datetime | None, end: datetime | None, order: TieOrder
+    ) -> list[str]:
         """Events whose happened interval overlaps ``[start, end)``, tightest first."""
         overlaps = []
         for event_id, (s, e) in self.intervals.items():
             if (start is None or e > start) and (end is None or s < end):
-                overlaps.append((e - s, event_id))
+                overlaps.append((e - s, *order(event_id)))
         overlaps.sort()
-        return [event_id for _, event_id in overlaps]
+        return [event_id for *_, event_id in overlaps]
 
     def _intent_rank(self, candidates: list[str], intent: TemporalIntent) -> list[str]:
         """Candidates ordered by happened start, then mentioned, then created (first or latest)."""
@@ -363,7 +394,7 @@ class SearchIndex(ReadModel):
         """Fact ids by fused relevance: BM25 plus element name/alias and element type rankings."""
         assert self._elements_model is not None
         elements = self._elements_model
-        tokens = search_tokens(query)
+        tokens = query_tokens(query)
         rankings: list[list[str]] = []
         lexical = [doc_id for doc_id, _ in self.facts.top(tokens)] if tokens else []
         if lexical:
@@ -372,11 +403,12 @@ class SearchIndex(ReadModel):
         if name:
             named.extend(elements.find(name))
         text = f" {normalize_search_text(query)} "
+        words = word_tokens(query)
         if text.strip():
             for element in elements.elements.values():
                 if element in named:
                     continue
-                if any(_occurs(normalize_name(n), text, tokens) for n in element.names()):
+                if any(_occurs(normalize_name(n), text, words) for n in element.names()):
                     named.append(element)
         if named:
             rankings.append([fact.id for element in named for fact in _newest_first(element.facts)])
@@ -397,17 +429,26 @@ class SearchIndex(ReadModel):
     def search_raw(
         self, query: str, *, limit: int, thread_id: str | None = None
     ) -> list[tuple[str, float]]:
-        """Message ids by BM25 over the message and its neighbours; optionally one thread."""
-        tokens = search_tokens(query)
+        """Message ids by fused relevance (RRF): BM25 over the message and its neighbours, and
+        the best lexical matches spoken by a speaker the query names; optionally one thread."""
+        tokens = query_tokens(query)
         if not tokens:
             return []
-        if thread_id is None:
-            return self.raw.top(tokens, limit)
-        assert self._blocks_model is not None
-        key = thread_key(thread_id)
-        messages = self._blocks_model.messages
-        hits = [hit for hit in self.raw.top(tokens) if messages[hit[0]].thread == key]
-        return hits[:limit]
+        depth = None if thread_id is not None else max(limit, RAW_SPEAKER_WINDOW)
+        lexical = [doc_id for doc_id, _ in self.raw.top(tokens, depth)]
+        if thread_id is not None:
+            assert self._blocks_model is not None
+            key = thread_key(thread_id)
+            messages = self._blocks_model.messages
+            lexical = [doc_id for doc_id in lexical if messages[doc_id].thread == key]
+        rankings = [lexical]
+        speakers = self._names_in(query, self.speakers)
+        if speakers:
+            named = set().union(*(self.speakers[name] for name in speakers))
+            window = lexical[:RAW_SPEAKER_WINDOW]
+            rankings.append([doc_id for doc_id in window if doc_id in named])
+        fused = rrf_rank([[{"id": i} for i in ranking] for ranking in rankings], limit=limit)
+        return [(hit.item["id"], hit.score) for hit in fused]
 
     # -- snapshots --------------------------------------------------------------------------
 
@@ -417,6 +458,7 @@ class SearchIndex(ReadModel):
             "facts": self.facts.snapshot(),
             "raw": self.raw.snapshot(),
             "participants": _dump_table(self.participants),
+            "speakers": _dump_table(self.speakers),
             "event_types": _dump_table(self.event_types),
             "intervals": [
                 [event_id, start.isoformat(), end.isoformat()]
@@ -431,12 +473,23 @@ class SearchIndex(ReadModel):
         model.facts = InvertedIndex.restore(data["facts"])
         model.raw = InvertedIndex.restore(data["raw"])
         model.participants = {key: set(ids) for key, ids in data["participants"]}
+        model.speakers = {key: set(ids) for key, ids in data["speakers"]}
         model.event_types = {key: set(ids) for key, ids in data["event_types"]}
         model.intervals = {
             event_id: (datetime.fromisoformat(start), datetime.fromisoformat(end))
             for event_id, start, end in data["intervals"]
         }
         return model
+
+
+TieOrder = Callable[[str], tuple[int, str]]
+
+
+def _tie_order(lexical: Sequence[str]) -> TieOrder:
+    """Sort key breaking ties in a structured ranking: lexical rank (unmatched last), then id."""
+    position = {doc_id: rank for rank, doc_id in enumerate(lexical)}
+    unmatched = len(position)
+    return lambda doc_id: (position.get(doc_id, unmatched), doc_id)
 
 
 def _dump_table(table: dict[str, set[str]]) -> list[list[Any]]:
@@ -467,6 +520,7 @@ def _newest_first(facts: Iterable[ElementFact]) -> list[ElementFact]:
 __all__ = [
     "EVENT_FIELD_WEIGHTS",
     "FACT_FIELD_WEIGHTS",
+    "RAW_SPEAKER_WINDOW",
     "SearchIndex",
     "event_document",
     "fact_document",

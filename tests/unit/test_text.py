@@ -12,7 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stratagate.errors import InvalidInputError
-from stratagate.text import normalize_search_text, search_tokens, weighted_tokens
+from stratagate.text import (
+    normalize_search_text,
+    search_tokens,
+    stem,
+    weighted_tokens,
+    word_tokens,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +31,7 @@ def test_normalize_search_text() -> None:
 
 
 def test_latin_words_split_on_punctuation_apostrophes_and_underscores() -> None:
-    assert search_tokens("Caroline's NEW job -- at Google! (2023)") == [
+    assert word_tokens("Caroline's NEW job -- at Google! (2023)") == [
         "caroline",
         "s",
         "new",
@@ -34,7 +40,45 @@ def test_latin_words_split_on_punctuation_apostrophes_and_underscores() -> None:
         "google",
         "2023",
     ]
-    assert search_tokens("snake_case v2.0") == ["snake", "case", "v2", "0"]
+    assert word_tokens("snake_case v2.0") == ["snake", "case", "v2", "0"]
+
+
+def test_search_tokens_are_the_words_stemmed() -> None:
+    text = "Caroline's NEW job -- at Google! (2023) Painted paintings"
+    assert search_tokens(text) == [stem(word) for word in word_tokens(text)]
+    assert search_tokens(text)[-2:] == ["paint", "paint"]
+
+
+@pytest.mark.parametrize(
+    ("words", "stemmed"),
+    [
+        (["paint", "paints", "painted", "painting"], "paint"),
+        (["camp", "camps", "camped", "camping"], "camp"),
+        (["class", "classes"], "class"),
+        (["story", "stories"], "story"),
+        (["run", "running"], "run"),
+        (["stop", "stopped", "stops"], "stop"),
+        (["love", "loved", "loving", "loves"], "lov"),
+        (["hike", "hiked", "hiking", "hikes"], "hik"),
+        (["pass", "passed", "passes"], "pass"),
+    ],
+)
+def test_stem_conflates_inflections(words: list[str], stemmed: str) -> None:
+    assert {stem(word) for word in words} == {stemmed}
+
+
+@pytest.mark.parametrize("word", ["is", "was", "his", "bus", "thing", "need", "2023", "v2", "北京"])
+def test_stem_leaves_short_words_digits_and_han_alone(word: str) -> None:
+    assert stem(word) == word
+
+
+@given(st.text(min_size=1, max_size=12))
+def test_stem_changes_only_ascii_letter_words_and_never_empties_them(word: str) -> None:
+    result = stem(word)
+    if not (word.isascii() and word.isalpha()):
+        assert result == word
+    else:
+        assert result and word.startswith(result[:-1])
 
 
 def test_repetitions_are_preserved() -> None:

@@ -1,0 +1,109 @@
+"""Search ranking rules through the public API (inline runtime, in-memory store)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from projections.search_index import RAW_SPEAKER_WINDOW
+from stratagate import StrataGate
+
+
+@pytest.fixture
+def memory() -> Iterator[StrataGate]:
+    counter = itertools.count(1)
+    memory = StrataGate.in_memory(
+        block_turn_size=1, id_factory=lambda prefix: f"{prefix}_{next(counter):04d}"
+    )
+    yield memory
+    memory.close()
+
+
+def _event(memory: StrataGate, title: str, people: list[str], **temporal: Any) -> str:
+    block = memory.list_blocks()[-1]
+    card = memory.add_event(
+        {
+            "title": title,
+            "summary": title,
+            "source_block_id": block.id,
+            "source_message_ids": [block.l5_raw[0].id],
+            "temporal": {"participants": people, **temporal},
+        }
+    )
+    return card.id
+
+
+def test_a_participant_ranking_orders_the_persons_events_by_lexical_rank(
+    memory: StrataGate,
+) -> None:
+    memory.append_turn("hello", "hi")
+    memory.append_turn("more", "talk")
+    _event(memory, "Went to the bakery", ["Melanie"])
+    _event(memory, "Bought groceries for the week", ["Melanie"])
+    sunset = _event(memory, "Painted a sunset over the lake", ["Melanie"])
+    _event(memory, "Painted a portrait", ["Caroline"])
+    hits = memory.search_events("When did Melanie paint a sunset?", limit=4)
+    assert hits[0].id == sunset
+    assert hits[0].score == pytest.approx(2 / 61)  # first in BM25 and in the participant list
+
+
+def test_raw_search_ignores_stop_words_of_the_query(memory: StrataGate) -> None:
+    memory.append_turn("What did you do when it was there with them?", "It was what it was.")
+    memory.append_turn("I painted a sunset last week", "lovely")
+    hits = memory.search_raw_memory("When did you paint it?", limit=3)
+    assert hits[0].message.content == "I painted a sunset last week"
+    assert memory.search_raw_memory("what was it", limit=1)  # stop words only: all kept
+
+
+def test_raw_search_favours_the_named_speakers_matches(memory: StrataGate) -> None:
+    memory.append_turn(
+        {"content": "Caroline, pottery classes start soon! Pottery is relaxing", "name": "Melanie"},
+        {"content": "ok", "name": "Jon"},
+        thread_id="a",
+    )
+    memory.append_turn(
+        {"content": "hi", "name": "Jon"},
+        {"content": "I tried pottery once", "name": "Caroline"},
+        thread_id="b",
+    )
+    unnamed = memory.search_raw_memory("Does anyone like pottery?", limit=3)
+    assert unnamed[0].message.name == "Melanie"
+    named = memory.search_raw_memory("Does Caroline like pottery?", limit=3)
+    assert named[0].message.content == "I tried pottery once"
+    assert memory.search_raw_memory("Caroline zebra", limit=3)[0].message.name == "Caroline"
+    assert memory.search_raw_memory("Caroline pottery", limit=3, thread_id="a")[0].message.name == (
+        "Melanie"
+    )
+
+
+def test_a_message_without_text_is_never_a_raw_hit(memory: StrataGate) -> None:
+    memory.append_turn("", "We went to the pottery class")
+    memory.append_turn("Pottery again?", "")
+    hits = memory.search_raw_memory("pottery", limit=5)
+    assert sorted(hit.message.content for hit in hits) == [
+        "Pottery again?",
+        "We went to the pottery class",
+    ]
+
+
+def test_the_speaker_rule_only_reorders_the_best_lexical_matches(memory: StrataGate) -> None:
+    for _ in range(6):
+        memory.append_turn(
+            {"content": "Caroline, pottery pottery pottery!", "name": "Melanie"},
+            {"content": "Caroline: pottery, pottery, pottery", "name": "Jon"},
+            thread_id="a",
+        )
+    memory.append_turn(
+        {"content": "hi", "name": "Jon"},
+        {
+            "content": "I may try pottery some day if I ever find the time for it",
+            "name": "Caroline",
+        },
+        thread_id="b",
+    )
+    assert RAW_SPEAKER_WINDOW < 12
+    hits = memory.search_raw_memory("Does Caroline like pottery?", limit=13)
+    assert [hit.message.name for hit in hits][-1] == "Caroline"

@@ -1,0 +1,63 @@
+"""The scoring rules of ``scripts/eval_locomo.py`` (the LoCoMo retrieval harness)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+
+def _load_script() -> ModuleType:
+    path = Path(__file__).resolve().parents[2] / "scripts" / "eval_locomo.py"
+    spec = importlib.util.spec_from_file_location("eval_locomo", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("eval_locomo", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+ev = _load_script()
+
+
+def test_evidence_entries_are_read_as_known_dia_ids() -> None:
+    known = {"D1:3", "D8:6", "D9:17", "D11:26"}
+    ids, dropped = ev.evidence_ids(["D1:3", "D8:6; D9:17", "D:11:26", "D1:3"], known)
+    assert ids == ["D1:3", "D8:6", "D9:17", "D11:26"]
+    assert dropped == 0
+    ids, dropped = ev.evidence_ids(["D10:19", "D", "D1:3"], known)
+    assert ids == ["D1:3"]
+    assert dropped == 2
+
+
+def test_a_padding_hit_covers_nothing() -> None:
+    assert ev.raw_coverage("D4:2") == {"D4:2"}
+    assert ev.raw_coverage("D4:2#pad") == set()
+
+
+def test_ranks_and_recall_at_k() -> None:
+    ranked = [{"D1:1"}, set(), {"D2:2", "D3:3"}, {"D1:1"}]
+    ranks = ev.first_ranks(["D3:3", "D1:1", "D9:9"], ranked)
+    assert ranks == [3, 1, None]
+    assert ev.recall_at(ranks, 2) == (pytest.approx(1 / 3), False)
+    assert ev.recall_at(ranks, 10) == (pytest.approx(2 / 3), False)
+    assert ev.recall_at([1, 4], 5) == (1.0, True)
+
+
+def test_baseline_ranks_only_matching_messages_shorter_first() -> None:
+    baseline = ev.Baseline(
+        [
+            ("D1:1", "I love pottery classes so much, every single week"),
+            ("D1:2", "Nice!"),
+            ("D1:3", "Pottery is fun"),
+            ("D1:4", "We went camping"),
+            ("D1:5", "The kids loved it"),
+        ]
+    )
+    assert baseline.search("Who likes POTTERY?", 10) == ["D1:3", "D1:1"]
+    assert baseline.search("Who likes POTTERY?", 1) == ["D1:3"]
+    assert baseline.search("zebra", 10) == []
+    assert ev.baseline_tokens("Caroline's pride-parade!") == ["caroline", "s", "pride", "parade"]

@@ -1,0 +1,78 @@
+"""Search index rules: the incremental index equals ``bm25_rank``, and the ranking rules on top."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from projections.inverted import InvertedIndex
+from stratagate.ranking import bm25_rank
+from stratagate.text import query_tokens, search_tokens, weighted_tokens
+
+LATIN = ["pottery", "class", "classes", "painted", "painting", "camp", "camping", "the", "a", "is"]
+HAN = ["我们", "今天", "北京", "吃饭", "学习", "画画", "露营", "猫", "的"]
+
+
+@dataclass(frozen=True)
+class Doc:
+    id: str
+    fields: tuple[tuple[str, int], ...]
+
+
+def _text(words: list[str]) -> str:
+    return " ".join(words)
+
+
+WORDS = st.sampled_from(LATIN + HAN + ["Caroline's", "2023", "Straße"])
+TEXTS = st.lists(WORDS, max_size=12).map(_text)
+FIELDS = st.lists(st.tuples(TEXTS, st.integers(min_value=0, max_value=4)), min_size=1, max_size=3)
+
+
+@settings(max_examples=80, deadline=None)
+@given(corpus=st.lists(FIELDS, min_size=1, max_size=8), query=TEXTS)
+def test_inverted_index_scores_equal_bm25_rank(
+    corpus: list[list[tuple[str, int]]], query: str
+) -> None:
+    docs = [Doc(f"d{i}", tuple(fields)) for i, fields in enumerate(corpus)]
+    index = InvertedIndex()
+    for doc in docs:
+        index.add(doc.id, weighted_tokens(doc.fields))
+    expected = {hit.item.id: hit.score for hit in bm25_rank(docs, query, lambda d: d.fields)}
+    assert index.scores(search_tokens(query)) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    corpus=st.lists(TEXTS, min_size=2, max_size=8),
+    replaced=st.data(),
+    query=TEXTS,
+)
+def test_replacing_and_removing_documents_leaves_a_fresh_index(
+    corpus: list[str], replaced: st.DataObject, query: str
+) -> None:
+    index = InvertedIndex()
+    for i, text in enumerate(corpus):
+        index.add(f"d{i}", search_tokens(text))
+    victim = replaced.draw(st.integers(min_value=0, max_value=len(corpus) - 1))
+    new_text = replaced.draw(TEXTS)
+    index.add(f"d{victim}", search_tokens(new_text))
+    index.remove("d0")
+    fresh = InvertedIndex()
+    for i, text in enumerate(corpus):
+        if i != 0:
+            fresh.add(f"d{i}", search_tokens(new_text if i == victim else text))
+    assert index.scores(search_tokens(query)) == fresh.scores(search_tokens(query))
+    assert index.total_length == fresh.total_length
+
+
+def test_query_tokens_drop_stop_words_by_their_unstemmed_form() -> None:
+    assert query_tokens("When did Melanie paint a sunrise?") == ["melani", "paint", "sunris"]
+    assert query_tokens("Does Caroline's dog like it?") == ["carolin", "dog", "lik"]
+    assert query_tokens("我们 and the 北京") == search_tokens("我们 北京")
+
+
+def test_a_query_of_stop_words_only_keeps_them_all() -> None:
+    assert query_tokens("What is it?") == search_tokens("What is it?") == ["what", "is", "it"]
+    assert query_tokens("") == []
