@@ -42,6 +42,7 @@ from stratagate.locomo import (
     PAD_SUFFIX,
     LocomoConversation,
     conversation_turns,
+    default_data_dir,
     load_conversation,
     message_content,
 )
@@ -295,7 +296,7 @@ def table(summary: dict[str, object]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Evaluate every ``*.json`` in ``--data`` (or the ``--samples``); print and write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("/work/shared/data/locomo"))
+    parser.add_argument("--data", type=Path, default=default_data_dir())
     parser.add_argument("--out", type=Path, default=Path("bench-results/eval_locomo.json"))
     parser.add_argument("--samples", nargs="*", help="sample ids to run (default: all)")
     parser.add_argument("--block-turns", type=int, default=12)

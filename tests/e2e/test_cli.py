@@ -21,10 +21,11 @@ import orjson
 import pytest
 
 from stratagate.cli import main
+from stratagate.locomo import default_data_dir
 from tests.support.chat_server import ChatServer, error
 
 WORKTREE = Path(__file__).resolve().parents[2]
-LOCOMO = Path("/work/shared/data/locomo/conv-26.json")
+LOCOMO = default_data_dir() / "conv-26.json"
 
 ALPHA = [
     ("We're starting Tidepool, a tide-chart app for the harbour office.", "Noted: Tidepool."),

@@ -10,8 +10,42 @@ import pytest
 import stratagate
 from stratagate import StrataGate
 
-MODELS = ["ToolTrace", "RawMessage", "BlockSummary", "MemoryBlock", "EventTemporal", "MemoryWeight", "EventCardInput", "EventCard", "ExtractionContext", "ExtractionResult", "ElementFact", "ElementCard", "ElementProjectionChange", "ElementProjectionResult", "ElementProjectionContext", "ExtractionJob", "ElementProjectionJob", "RetrievalAssessment", "UsageReceipt"]
-FUNCTIONS = ["estimate_tokens", "condense_transcript", "readable_transcript", "deterministic_layers", "block_weight", "decayed_level", "normalize_level", "criticality_floor", "memory_weight", "search_tokens", "bm25_rank", "rrf_rank", "normalize_assessment"]
+MODELS = [
+    "ToolTrace",
+    "RawMessage",
+    "BlockSummary",
+    "MemoryBlock",
+    "EventTemporal",
+    "MemoryWeight",
+    "EventCardInput",
+    "EventCard",
+    "ExtractionContext",
+    "ExtractionResult",
+    "ElementFact",
+    "ElementCard",
+    "ElementProjectionChange",
+    "ElementProjectionResult",
+    "ElementProjectionContext",
+    "ExtractionJob",
+    "ElementProjectionJob",
+    "RetrievalAssessment",
+    "UsageReceipt",
+]
+FUNCTIONS = [
+    "estimate_tokens",
+    "condense_transcript",
+    "readable_transcript",
+    "deterministic_layers",
+    "block_weight",
+    "decayed_level",
+    "normalize_level",
+    "criticality_floor",
+    "memory_weight",
+    "search_tokens",
+    "bm25_rank",
+    "rrf_rank",
+    "normalize_assessment",
+]
 ERRORS = {
     "StrataGateError": Exception,
     "StorageConflictError": Exception,

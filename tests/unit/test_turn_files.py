@@ -8,9 +8,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from stratagate.locomo import default_data_dir
 from stratagate.turn_files import TurnFileError, parse_turn_text, read_turn_file
 
-LOCOMO = Path("/work/shared/data/locomo/conv-26.json")
+LOCOMO = default_data_dir() / "conv-26.json"
 
 
 def jsonl(*items: object) -> bytes:
