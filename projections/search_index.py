@@ -160,8 +160,9 @@ class SearchIndex(ReadModel):
     """Three inverted indexes and the structured lookups beside them."""
 
     name = "search"
-    version = 2
-    """2: stemmed terms and a speakers table (older snapshots are ignored and replayed)."""
+    version = 3
+    """2: stemmed terms and a speakers table; 3: element name and type tables (older snapshots
+    are ignored and replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
@@ -171,6 +172,9 @@ class SearchIndex(ReadModel):
         self.speakers: dict[str, set[str]] = {}
         self.event_types: dict[str, set[str]] = {}
         self.intervals: dict[str, tuple[datetime, datetime]] = {}
+        self.element_names: dict[str, set[str]] = {}
+        """Normalised element name or alias → element ids."""
+        self.element_types: dict[str, set[str]] = {}
         self._events_model: EventsModel | None = None
         self._elements_model: ElementsModel | None = None
         self._blocks_model: BlocksModel | None = None
@@ -227,17 +231,26 @@ class SearchIndex(ReadModel):
             self.intervals[card.id] = interval
 
     def _remove_event(self, event_id: str) -> None:
+        assert self._events_model is not None
+        temporal = self._events_model.records[event_id].card.temporal
         self.events.remove(event_id)
-        for table in (self.participants, self.event_types):
-            for key in [k for k, ids in table.items() if event_id in ids]:
-                table[key].discard(event_id)
-                if not table[key]:
-                    del table[key]
+        if temporal is not None:
+            for person in temporal.participants:
+                _discard(self.participants, normalize_name(person), event_id)
+            if temporal.event_type:
+                _discard(self.event_types, normalize_name(temporal.event_type), event_id)
         self.intervals.pop(event_id, None)
 
     @handles(ProjectionCompleted)
     def _projected(self, event: ProjectionCompleted, _: Recorded) -> None:
         assert self._elements_model is not None, "the search index needs the elements model"
+        for new in event.plan.elements_created:
+            self.element_names.setdefault(normalize_name(new.name), set()).add(new.id)
+            self.element_types.setdefault(new.type, set()).add(new.id)
+            for alias in new.aliases:
+                self.element_names.setdefault(normalize_name(alias), set()).add(new.id)
+        for alias in event.plan.aliases_added:
+            self.element_names.setdefault(normalize_name(alias.alias), set()).add(alias.element_id)
         renamed = {alias.element_id for alias in event.plan.aliases_added}
         for element_id in renamed:
             element = self._elements_model.elements[element_id]
@@ -328,17 +341,14 @@ class SearchIndex(ReadModel):
         fused = rrf_rank([[{"id": i} for i in ranking] for ranking in rankings], limit=limit)
         return [(hit.item["id"], hit.score) for hit in fused]
 
-    def _names_in(self, query: str, table: dict[str, set[str]]) -> set[str]:
-        """Keys of ``table`` that occur as whole words (or Han runs) in the query text."""
-        text = f" {normalize_search_text(query)} "
-        if not text.strip():
-            return set()
-        tokens = set(word_tokens(query))
-        found = set()
-        for key in table:
-            if key in tokens or (" " in key and f" {key} " in text):
-                found.add(key)
-        return found
+    @staticmethod
+    def _names_in(query: str, table: dict[str, set[str]]) -> set[str]:
+        """Keys of ``table`` that occur as whole words (or Han runs) in the query text.
+
+        Looks up the query's phrases (runs of up to ``NAME_WORDS`` words, and its tokens), so
+        the cost follows the query's length, not the number of names known.
+        """
+        return {phrase for phrase in query_phrases(query) if phrase in table}
 
     @staticmethod
     def _count_rank(table: dict[str, set[str]], keys: set[str], order: TieOrder) -> list[str]:
@@ -399,32 +409,33 @@ class SearchIndex(ReadModel):
         lexical = [doc_id for doc_id, _ in self.facts.top(tokens)] if tokens else []
         if lexical:
             rankings.append(lexical)
-        named: list[ElementRecord] = []
+        named: set[str] = set()
         if name:
-            named.extend(elements.find(name))
-        text = f" {normalize_search_text(query)} "
-        words = word_tokens(query)
-        if text.strip():
-            for element in elements.elements.values():
-                if element in named:
-                    continue
-                if any(_occurs(normalize_name(n), text, words) for n in element.names()):
-                    named.append(element)
+            named.update(self.element_names.get(normalize_name(name), ()))
+        for phrase in self._names_in(query, self.element_names):
+            named.update(self.element_names[phrase])
         if named:
-            rankings.append([fact.id for element in named for fact in _newest_first(element.facts)])
+            rankings.append(self._element_facts(sorted(named)))
         if type_:
-            typed = [e for e in elements.elements.values() if e.type == type_]
-            by_type = [fact.id for element in typed for fact in _newest_first(element.facts)]
+            by_type = self._element_facts(sorted(self.element_types.get(type_, ())))
             if by_type:
                 rankings.append(by_type)
         if not rankings:
             if query.strip() or name or type_:
                 return []
-            rankings.append(
-                [f.id for e in elements.elements.values() for f in _newest_first(e.facts)]
-            )
+            rankings.append(self._element_facts(list(elements.elements)))
         fused = rrf_rank([[{"id": i} for i in ranking] for ranking in rankings], limit=limit)
         return [(hit.item["id"], hit.score) for hit in fused]
+
+    def _element_facts(self, element_ids: Iterable[str]) -> list[str]:
+        """Fact ids of these elements, each element's active and newest facts first."""
+        assert self._elements_model is not None
+        elements = self._elements_model.elements
+        return [
+            fact.id
+            for element_id in element_ids
+            for fact in _newest_first(elements[element_id].facts)
+        ]
 
     def search_raw(
         self, query: str, *, limit: int, thread_id: str | None = None
@@ -460,6 +471,8 @@ class SearchIndex(ReadModel):
             "participants": _dump_table(self.participants),
             "speakers": _dump_table(self.speakers),
             "event_types": _dump_table(self.event_types),
+            "element_names": _dump_table(self.element_names),
+            "element_types": _dump_table(self.element_types),
             "intervals": [
                 [event_id, start.isoformat(), end.isoformat()]
                 for event_id, (start, end) in self.intervals.items()
@@ -475,6 +488,8 @@ class SearchIndex(ReadModel):
         model.participants = {key: set(ids) for key, ids in data["participants"]}
         model.speakers = {key: set(ids) for key, ids in data["speakers"]}
         model.event_types = {key: set(ids) for key, ids in data["event_types"]}
+        model.element_names = {key: set(ids) for key, ids in data["element_names"]}
+        model.element_types = {key: set(ids) for key, ids in data["element_types"]}
         model.intervals = {
             event_id: (datetime.fromisoformat(start), datetime.fromisoformat(end))
             for event_id, start, end in data["intervals"]
@@ -507,10 +522,31 @@ def raw_tokens(
     return weighted_tokens(fields)
 
 
-def _occurs(name: str, text: str, tokens: Iterable[str]) -> bool:
-    if not name:
-        return False
-    return name in set(tokens) or f" {name} " in text
+NAME_WORDS = 6
+"""The longest name (in words) that structured rankings recognise in a query."""
+
+
+def query_phrases(query: str) -> set[str]:
+    """Every normalised run of 1 to ``NAME_WORDS`` words of the query, plus its word tokens
+    (jieba words and bigrams for Chinese): the candidates for name and type lookups."""
+    words = normalize_search_text(query).split()
+    phrases = {
+        normalize_name(" ".join(words[i : i + n]))
+        for i in range(len(words))
+        for n in range(1, NAME_WORDS + 1)
+        if i + n <= len(words)
+    }
+    phrases.update(word_tokens(query))
+    phrases.discard("")
+    return phrases
+
+
+def _discard(table: dict[str, set[str]], key: str, doc_id: str) -> None:
+    ids = table.get(key)
+    if ids is not None:
+        ids.discard(doc_id)
+        if not ids:
+            del table[key]
 
 
 def _newest_first(facts: Iterable[ElementFact]) -> list[ElementFact]:
@@ -525,5 +561,6 @@ __all__ = [
     "event_document",
     "fact_document",
     "normalize_intent",
+    "query_phrases",
     "raw_tokens",
 ]

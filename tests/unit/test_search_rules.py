@@ -76,3 +76,12 @@ def test_query_tokens_drop_stop_words_by_their_unstemmed_form() -> None:
 def test_a_query_of_stop_words_only_keeps_them_all() -> None:
     assert query_tokens("What is it?") == search_tokens("What is it?") == ["what", "is", "it"]
     assert query_tokens("") == []
+
+
+def test_query_phrases_cover_names_with_punctuation_and_han() -> None:
+    from projections.search_index import query_phrases
+
+    phrases = query_phrases("When did Dr. Helen Okafor call? 王磊面试")
+    assert {"dr. helen okafor", "helen okafor", "okafor", "when did dr. helen okafor call"} <= phrases
+    assert "王磊" in phrases or "王磊面试" in phrases
+    assert "" not in phrases
