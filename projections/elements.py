@@ -76,6 +76,8 @@ class ElementsModel(ReadModel):
 
     @handles(ProjectionCompleted)
     def _completed(self, event: ProjectionCompleted, _: Recorded) -> None:
+        """Apply a plan: new elements, aliases, added facts, then closures (a closure may end a
+        fact the same plan added, so additions come first)."""
         plan = event.plan
         for new in plan.elements_created:
             self.elements[new.id] = ElementRecord(
@@ -89,6 +91,17 @@ class ElementsModel(ReadModel):
         for alias in plan.aliases_added:
             element = self.elements[alias.element_id]
             element.aliases.append(alias.alias)
+            element.updated_at = event.at
+        for added in plan.facts_added:
+            element = self.elements[added.element_id]
+            element.facts.append(added.fact)
+            self.fact_owner[added.fact.id] = element.id
+            for event_id in added.fact.source_event_ids:
+                if event_id not in element.source_event_ids:
+                    element.source_event_ids.append(event_id)
+                for message_id in self._source_messages(event_id):
+                    if message_id not in element.source_message_ids:
+                        element.source_message_ids.append(message_id)
             element.updated_at = event.at
         for closed in plan.facts_closed:
             element = self.elements[closed.element_id]
@@ -104,17 +117,6 @@ class ElementsModel(ReadModel):
                 else fact
                 for fact in element.facts
             ]
-            element.updated_at = event.at
-        for added in plan.facts_added:
-            element = self.elements[added.element_id]
-            element.facts.append(added.fact)
-            self.fact_owner[added.fact.id] = element.id
-            for event_id in added.fact.source_event_ids:
-                if event_id not in element.source_event_ids:
-                    element.source_event_ids.append(event_id)
-                for message_id in self._source_messages(event_id):
-                    if message_id not in element.source_message_ids:
-                        element.source_message_ids.append(message_id)
             element.updated_at = event.at
 
     def _source_messages(self, event_id: str) -> list[str]:

@@ -145,18 +145,20 @@ class Extractor(Role):
     def _supersessions(
         self, cards: list[EventCard], at: object, batch: str | None = None
     ) -> list[EventSuperseded]:
-        """``EventSuperseded`` for each active older event a new card says it supersedes."""
+        """``EventSuperseded`` for each older event a new card says it supersedes: an active
+        stored event, or an earlier card of the same batch."""
         records = self.state.events.records
+        earlier: set[str] = set()
         out = []
         for card in cards:
             for old_id in card.temporal.supersedes_event_ids if card.temporal else []:
                 old = records.get(old_id)
-                if old is not None and old.status == "active" and old_id != card.id:
+                stored = old is not None and old.status == "active"
+                if old_id != card.id and (stored or old_id in earlier):
                     out.append(
-                        EventSuperseded(
-                            event_id=old_id, superseded_by=card.id, import_batch_id=batch, at=at
-                        )  # type: ignore[arg-type]
+                        EventSuperseded(event_id=old_id, superseded_by=card.id, import_batch_id=batch, at=at)  # type: ignore[arg-type]
                     )
+            earlier.add(card.id)
         return out
 
     def add_event(self, proposed: EventCardInput | dict) -> EventCard:

@@ -1,10 +1,23 @@
 """The offline extractor: event cards from the target block's own sentences, no model.
 
 A sentence becomes a candidate event when it carries a signal (cancellation, change, decision,
-plan, preference, identity, a first-person happening such as "I joined …") or a time
-expression the resolver can place. Only the target block's messages are read as sources;
-the neighbouring blocks are context (their speaker names count as known people), never a
-source. Unnamed assistant messages (a model's own words) contribute decisions and changes only.
+plan, assignment, preference, identity, introduction of a person, a first-person happening
+such as "I joined …") or a time expression the resolver can place. Only the target block's
+messages are read as sources; the neighbouring blocks and the timeline are context (the
+people they name count as known, so "Priya" resolves to "Priya Raman"), never a source.
+Unnamed assistant messages (a model's own words) contribute decisions and changes only.
+
+Participants are the speaker, known speakers mentioned, and the people the sentence names
+(``entities.find_people``). A sentence with no time of its own that is followed by one that
+only dates it ("The prototype is done! Finished it this afternoon.") takes that time. An
+event supersedes (``supersedes_event_ids``), in this order: for a cancellation, the latest
+planned event about the same thing (a shared topic word, ``catalogue.TOPIC_GROUPS`` bridging
+English and Chinese), whose dates it also takes when it has none; for a change, the latest
+event naming the tool it moves away from, else the latest decision naming another tool of the
+same category, else (for a dated change) the latest planned event on the same topic with
+another date. Candidates are the timeline and the block's earlier events; an event is
+superseded at most once per block. A sibling that is superseded gets the id
+``<block id>-e<n>`` so that the reference can name it.
 """
 
 from __future__ import annotations
@@ -25,9 +38,18 @@ from stratagate.models import (
     TimelineEntry,
     parse_input,
 )
+from stratagate.offline.catalogue import TOPIC_GROUPS, TOPIC_STOP_WORDS
 from stratagate.offline.cues import Kind, is_cancelled, is_ongoing, kinds, switch_targets, tense
-from stratagate.offline.temporal import TimeResolution, find_time_expressions
-from stratagate.offline.text import clean, content_words, split_sentences, truncate, words
+from stratagate.offline.entities import Known, find_organizations, find_people, find_tools
+from stratagate.offline.temporal import MONTHS, WEEKDAYS, TimeResolution, find_time_expressions
+from stratagate.offline.text import (
+    clean,
+    content_words,
+    has_han,
+    split_sentences,
+    truncate,
+    words,
+)
 from stratagate.timeutil import format_utc, partial_bounds
 
 EVENT_TYPES: dict[Kind, str] = {
@@ -37,6 +59,8 @@ EVENT_TYPES: dict[Kind, str] = {
     "plan": "plan",
     "preference": "preference",
     "identity": "identity",
+    "introduction": "introduction",
+    "assignment": "assignment",
     "activity": "activity",
     "milestone": "happening",
 }
@@ -47,12 +71,18 @@ NO_EVENTS_REASON = (
 )
 MAX_CONTINUATION = 2
 """Following sentences of the same message an event's summary may carry (not questions)."""
+KNOWN_FROM_TIMELINE = 200
+"""How many of the latest timeline titles are read for names of known people."""
 _UNNAMED_ASSISTANT_KINDS: frozenset[Kind] = frozenset({"decision", "change", "cancellation"})
 _LEAD_IN = re.compile(
     r"^(?:(?:oh|wow|yeah|yep|yes|so|and|but|well|hey|btw|by\s+the\s+way|anyway|guess\s+what|"
-    r"haha|lol|ok|okay|plus|also|actually|woo+|woah|whoa|aww+|hmm+|ah|um+|omg)\b[\s,!.:?\-–—]*)+",
+    r"haha|lol|ok|okay|plus|also|actually|woo+|woah|whoa|aww+|hmm+|ah|um+|omg|then|"
+    r"(?:bad|good|great|sad)\s+news|update|fyi|heads\s+up|reminder|another\s+preference)"
+    r"\b[\s,!.:?\-–—]*)+",
     re.IGNORECASE,
 )
+_BACK_REFERENCE = re.compile(r"\b(?:it|that|them)\b", re.IGNORECASE)
+_TOPIC_INDEX = {word: min(group) for group in TOPIC_GROUPS for word in group}
 _FIRST_PERSON = [
     (re.compile(r"^i'?m\b|^i\s+am\b", re.IGNORECASE), "{name} is"),
     (re.compile(r"^i'?ve\b|^i\s+have\b", re.IGNORECASE), "{name} has"),
@@ -65,7 +95,7 @@ _FIRST_PERSON = [
 _SKIP_SENTENCE = re.compile(r"^\[image:", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Candidate:
     sentence: str
     message: RawMessage
@@ -103,6 +133,36 @@ def _known_speakers(ctx: ExtractionContext) -> list[str]:
     return list(names)
 
 
+def _known_people(ctx: ExtractionContext, speakers: list[str]) -> Known:
+    """Speakers, and the organizations and full names said in the three blocks, the latest
+    timeline titles and their participants."""
+    known = Known()
+    for speaker in speakers:
+        known.add_person(speaker)
+    recent = ctx.timeline[-KNOWN_FROM_TIMELINE:]
+    for entry in recent:
+        for name in entry.temporal.participants if entry.temporal else []:
+            if " " in name:
+                known.add_person(name)
+    texts = [
+        *(e.title for e in recent),
+        *(
+            m.content
+            for block in (ctx.previous, ctx.target, ctx.next)
+            if block is not None
+            for m in block.l5_raw
+        ),
+    ]
+    for text in texts:
+        for organization in find_organizations(text):
+            known.add_organization(organization.name)
+    for text in texts:
+        for person in find_people(text, known):
+            if " " in person.name:
+                known.add_person(person.name)
+    return known
+
+
 def _mentioned(sentence: str, names: list[str]) -> list[str]:
     return [name for name in names if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", sentence)]
 
@@ -121,14 +181,14 @@ def _status(
             return "occurred"
         if start >= day_end:
             return "planned"
+    if signal[:1] in (("preference",), ("identity",)):
+        return "ongoing"
     if direction == "future" or "plan" in signal:
         return "planned"
-    if is_ongoing(sentence):
+    if is_ongoing(sentence) or signal[:1] == ("activity",):
         return "ongoing"
     if direction == "past" or "milestone" in signal:
         return "occurred"
-    if signal[:1] in (("preference",), ("identity",)):
-        return "ongoing"
     return "unknown"
 
 
@@ -138,10 +198,45 @@ def _lead_in_time(sentence: str, message: RawMessage) -> TimeResolution | None:
     return replace(found[0], basis="inferred") if found else None
 
 
+_SELF_INTRODUCTION = re.compile(r"\b(?:i'?m|i\s+am|my\s+name\s+is)\s+$|我叫$", re.IGNORECASE)
+
+
+def _participants(text: str, speaker: str, speakers: list[str], known: Known) -> tuple[str, ...]:
+    """The speaker, known speakers mentioned, and the people named (not the speaker's own name
+    in "I'm Lin Wei")."""
+    named = [
+        p.name for p in find_people(text, known)
+        if not _SELF_INTRODUCTION.search(text[: p.start])
+    ]  # fmt: skip
+    found = [speaker, *_mentioned(text, speakers), *named]
+    return tuple(dict.fromkeys(name for name in found if name))
+
+
+def _inside(inner: TimeResolution, outer: TimeResolution) -> bool:
+    start, end = partial_bounds(outer.happened_start)[0], partial_bounds(outer.happened_end)[1]
+    return start <= partial_bounds(inner.happened_start)[0] and (
+        partial_bounds(inner.happened_end)[1] <= end
+    )
+
+
+def _pick_time(
+    times: list[TimeResolution], lead_in: TimeResolution | None
+) -> TimeResolution | None:
+    """The first explicit or relative expression (else the first one, else the lead-in); a
+    month or year is narrowed by a day inside it ("下个月上线，目标是四月二十号")."""
+    time = next((t for t in times if t.basis != "inferred"), times[0] if times else lead_in)
+    if time is not None and time.precision in ("month", "year"):
+        inner = [t for t in times if t.precision == "day" and t is not time and _inside(t, time)]
+        if inner:
+            return inner[0]
+    return time
+
+
 def _candidate(
     sentence: str,
     message: RawMessage,
-    known: list[str],
+    speakers: list[str],
+    known: Known,
     order: int,
     min_content_words: int,
     lead_in: TimeResolution | None = None,
@@ -156,15 +251,17 @@ def _candidate(
     direction = tense(sentence)
     if direction is None and "plan" in signal:
         direction = "future"
-    times = find_time_expressions(sentence, message.created_at, tense=direction)
+    cancelled = is_cancelled(sentence)  # "cancelled" is no past marker for the plan's date
+    times = find_time_expressions(
+        sentence, message.created_at, tense=None if cancelled else direction
+    )
     if not signal and not times:
         return None
     content = content_words(sentence)
     if len(set(content)) < min_content_words:
         return None
     speaker = _speaker(message)
-    participants = [speaker, *(name for name in _mentioned(sentence, known) if name != speaker)]
-    time = next((t for t in times if t.basis != "inferred"), times[0] if times else lead_in)
+    time = _pick_time(times, lead_in)
     return _Candidate(
         sentence=clean(sentence),
         message=message,
@@ -172,9 +269,21 @@ def _candidate(
         kinds=signal,
         time=time,
         status=_status(sentence, signal, time, message.created_at, direction),
-        participants=tuple(participants),
+        participants=_participants(sentence, speaker, speakers, known),
         content=frozenset(content),
         order=order,
+    )
+
+
+def _dates_previous(current: _Candidate, found: _Candidate) -> bool:
+    """``found`` only dates ``current``: "The prototype is done! Finished it this afternoon."."""
+    return (
+        current.time is None
+        and not current.continuation
+        and current.kinds[:1] in ((), ("milestone",), ("activity",))
+        and found.time is not None
+        and not found.kinds
+        and _BACK_REFERENCE.search(found.sentence) is not None
     )
 
 
@@ -231,37 +340,142 @@ def _criticality(candidate: _Candidate) -> Criticality:
     return "routine"
 
 
-def _supersedes(candidate: _Candidate, timeline: list[TimelineEntry]) -> list[str]:
-    """The latest timeline event whose title names what this change moved away from."""
+@dataclass(frozen=True, slots=True)
+class _Earlier:
+    """An event this one may supersede: a timeline entry (by id) or an earlier sibling."""
+
+    ref: str | int
+    title: str
+    temporal: EventTemporal | None
+
+
+def _topics(text: str) -> set[str]:
+    """Topic words: content words minus cue, calendar and capitalised (name) words, with the
+    bilingual topic groups folded to one word each."""
+    names = {w.casefold() for w in re.findall(r"\b[A-Z][\w'’-]*", text)}
+    found = set()
+    for word in content_words(text):
+        if word in TOPIC_STOP_WORDS or word in names or word in MONTHS or word in WEEKDAYS:
+            continue
+        found.add(_TOPIC_INDEX.get(word, word))
+    for word, group in _TOPIC_INDEX.items():
+        if has_han(word) and word in text:  # jieba may cut a Han topic word differently
+            found.add(group)
+    return found
+
+
+def _status_of(earlier: _Earlier) -> str | None:
+    return earlier.temporal.status if earlier.temporal else None
+
+
+def _supersedes(candidate: _Candidate, earlier: list[_Earlier]) -> _Earlier | None:
+    """The one earlier event this candidate replaces (see the module rules), latest first."""
+    newest_first = list(reversed(earlier))
+    sentence = candidate.sentence
+    if candidate.status == "cancelled":
+        topics = _topics(sentence)
+        return next(
+            (e for e in newest_first
+             if _status_of(e) == "planned" and topics & _topics(e.title)),
+            None,
+        )  # fmt: skip
     if "change" not in candidate.kinds:
-        return []
-    old, _ = switch_targets(candidate.sentence)
-    if not old:
-        return []
+        return None
+    old, _ = switch_targets(sentence)
+    if old:
+        return next(
+            (e for e in newest_first if _names(e.title, old) and not _same_switch(e, old)),
+            None,
+        )
+    for tool in find_tools(sentence):
+        for entry in newest_first:
+            others = {t.name for t in find_tools(entry.title) if t.detail == tool.detail}
+            if others and tool.name not in others:
+                return entry
+    time = candidate.time
+    if time is not None and time.precision in ("day", "range"):
+        topics = _topics(sentence)
+        return next(
+            (e for e in newest_first
+             if _status_of(e) == "planned" and topics & _topics(e.title) and e.temporal
+             and e.temporal.happened_start not in (None, time.happened_start)),
+            None,
+        )  # fmt: skip
+    return None
+
+
+def _names(title: str, old: str) -> bool:
+    """``title`` names ``old``: the same catalogue tool (any spelling), else all its words."""
+    tools = {t.name for t in find_tools(old)}
+    if tools:
+        return bool(tools & {t.name for t in find_tools(title)})
     wanted = set(words(old))
-    for entry in reversed(timeline):
-        if wanted and wanted <= set(words(entry.title)):
-            return [entry.id]
-    return []
+    return bool(wanted) and wanted <= set(words(title))
+
+
+def _same_switch(earlier: _Earlier, old: str) -> bool:
+    """An earlier change away from the same thing (a restatement, not what is replaced)."""
+    if earlier.temporal is None or earlier.temporal.event_type != "change":
+        return False
+    earlier_old, _ = switch_targets(earlier.title)
+    return bool(earlier_old) and _names(earlier_old or "", old)
+
+
+def _links(
+    kept: list[_Candidate], timeline: list[TimelineEntry]
+) -> list[tuple[_Earlier | None, str | int | None]]:
+    """For each candidate: the earlier event it relates to, and the one it supersedes."""
+    earlier = [_Earlier(e.id, e.title, e.temporal) for e in timeline]
+    used: set[str | int] = set()
+    links: list[tuple[_Earlier | None, str | int | None]] = []
+    for index, candidate in enumerate(kept):
+        match = _supersedes(candidate, earlier)
+        superseded = match.ref if match is not None and match.ref not in used else None
+        if superseded is not None:
+            used.add(superseded)
+        links.append((match, superseded))
+        temporal = EventTemporal(
+            happened_start=candidate.time.happened_start if candidate.time else None,
+            status=candidate.status,
+            event_type=candidate.event_type,
+        )
+        earlier.append(_Earlier(index, _title(candidate), temporal))
+    return links
 
 
 def _event(
-    candidate: _Candidate, target: MemoryBlock, timeline: list[TimelineEntry]
+    candidate: _Candidate,
+    target: MemoryBlock,
+    related: _Earlier | None,
+    supersedes: list[str],
+    event_id: str | None,
 ) -> EventCardInput:
     time = candidate.time
+    times = {
+        "happened_start": time.happened_start if time else None,
+        "happened_end": time.happened_end if time else None,
+        "original_text": time.original_text if time else None,
+        "precision": time.precision if time else "unknown",
+        "basis": time.basis if time else "unknown",
+    }
+    inherited = related.temporal if related is not None else None
+    if time is None and candidate.status == "cancelled" and inherited and inherited.happened_start:
+        times.update(
+            happened_start=inherited.happened_start,
+            happened_end=inherited.happened_end or inherited.happened_start,
+            precision=inherited.precision or "unknown",
+            basis="inferred",
+        )
     temporal = EventTemporal(
         mentioned_at=format_utc(candidate.message.created_at),
-        happened_start=time.happened_start if time else None,
-        happened_end=time.happened_end if time else None,
-        original_text=time.original_text if time else None,
-        precision=time.precision if time else "unknown",
-        basis=time.basis if time else "unknown",
+        **times,
         status=candidate.status,
         participants=list(candidate.participants),
         event_type=candidate.event_type,
-        supersedes_event_ids=_supersedes(candidate, timeline),
+        supersedes_event_ids=supersedes,
     )
     return EventCardInput(
+        id=event_id,
         title=_title(candidate),
         summary=" ".join([candidate.sentence, *candidate.continuation]),
         narrative=f"{candidate.speaker}: {truncate(candidate.message.content, 600)}",
@@ -279,7 +493,8 @@ def extract_events(
     ctx: ExtractionContext, *, max_events: int = 24, min_content_words: int = 2
 ) -> ExtractionResult:
     """Event cards for ``ctx.target`` from its own messages only (deterministic)."""
-    known = _known_speakers(ctx)
+    speakers = _known_speakers(ctx)
+    known = _known_people(ctx, speakers)
     candidates: list[_Candidate] = []
     for message in ctx.target.l5_raw:
         if message.role not in ("user", "assistant") or not message.content.strip():
@@ -288,13 +503,26 @@ def extract_events(
         lead_in: TimeResolution | None = None
         for sentence in split_sentences(message.content):
             found = _candidate(
-                sentence, message, known, len(candidates), min_content_words, lead_in
+                sentence, message, speakers, known, len(candidates), min_content_words, lead_in
             )
-            if found is not None:
+            if found is not None and current is not None and _dates_previous(current, found):
+                current.continuation.append(found.sentence)
+                current.time = found.time
+                current.status = _status(
+                    f"{current.sentence} {found.sentence}", current.kinds, found.time,
+                    message.created_at, tense(found.sentence),
+                )  # fmt: skip
+                current.participants = tuple(
+                    dict.fromkeys((*current.participants, *found.participants))
+                )
+            elif found is not None:
                 candidates.append(found)
                 current, lead_in = found, None
             elif current is not None and _continues(sentence, current, min_content_words):
                 current.continuation.append(clean(sentence))
+                current.participants = tuple(
+                    dict.fromkeys((*current.participants, *_participants(sentence, "", [], known)))
+                )
             else:
                 lead_in = _lead_in_time(sentence, message) or lead_in
     kept = _deduplicate(candidates)
@@ -303,7 +531,16 @@ def extract_events(
         kept = sorted(best, key=lambda c: c.order)
     if not kept:
         return ExtractionResult(should_extract=False, reason=NO_EVENTS_REASON)
-    events = [_event(candidate, ctx.target, ctx.timeline) for candidate in kept]
+    links = _links(kept, ctx.timeline)
+    sibling_ids = {ref: f"{ctx.target.id}-e{ref + 1}" for _, ref in links if isinstance(ref, int)}
+    events = [
+        _event(
+            candidate, ctx.target, related,
+            [sibling_ids[ref] if isinstance(ref, int) else ref] if ref is not None else [],
+            sibling_ids.get(index),
+        )
+        for index, (candidate, (related, ref)) in enumerate(zip(kept, links, strict=True))
+    ]  # fmt: skip
     return ExtractionResult(
         should_extract=True,
         reason=f"{len(events)} event(s) from {len({c.message.id for c in kept})} message(s)",

@@ -22,6 +22,19 @@ Conventions (documented in docs/EVALUATION.md as well):
 - "just" before a past-tense verb ("I just signed up") is read as the seven days up to the
   message day: precision ``range``, basis ``inferred``; never for future sentences.
 - Vague wording ("recently", "a few days ago", "the other day") resolves to nothing.
+- "currently" / "right now" / "at the moment" is the message day, basis ``inferred`` (the one
+  day the sentence is surely true); any other expression in the sentence is preferred.
+- Ranges of dates ("March 27-28", "from April 6 to April 10", "between May 1 and May 5",
+  3月27日到28日) are one ``range``; a yearless range takes its year like its first date.
+- A date right after a rescheduling verb ("moved to April 27", "postponed until May 3", 改到,
+  推迟到) is read as lying ahead, whatever the tense of the rest of the sentence; one right
+  after "until" / "by" is too, unless the sentence is in the past ("working from Kunming until
+  Friday").
+- A day followed in the same clause by a duration ("on March 30 and runs for two weeks",
+  为期两周) becomes the range of that many days; ``original_text`` spans both.
+- Chinese dates may be written in Han numerals (四月二十号); 上旬/中旬/下旬 of a month are days
+  1-10, 11-20 and 21 to the month's end, 月初 the first ten days and 月底 the last ten; without
+  a tense such a month is its occurrence nearest to the message.
 
 A resolution gives ``happened_start`` and ``happened_end`` as ISO dates at their own precision
 (``2023``, ``2023-05``, ``2023-05-07``); the end is inclusive at its precision, so the covered
@@ -267,15 +280,43 @@ _NUM = (
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 _YEAR = r"(?P<year>(?:19|20)\d{2})"
 _DAYNUM = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_MONTH2 = _MONTH.replace("?P<mon>", "?P<mon2>")
+_DAYNUM2 = _DAYNUM.replace("?P<day>", "?P<day2>")
 
 
-def _month_ok(match: re.Match[str]) -> int | None:
+def _month_ok(match: re.Match[str], group: str = "mon") -> int | None:
     """The month number, refusing lower-case "may"/"march" (the verbs) and "mar"."""
-    word = match.group("mon")
+    word = match.group(group)
     lower = word.lower()
     if lower in {"may", "march", "mar"} and word[0].islower():
         return None
     return MONTHS[lower]
+
+
+def _span_of_days(
+    start: date | None, month2: int, day2: int, basis: Literal["explicit", "inferred"]
+) -> _Range | None:
+    """``start`` to ``month2``/``day2`` of its year, or of the next one when the months wrap;
+    ``None`` when that end lies before the start."""
+    if start is None:
+        return None
+    end = _safe_date(start.year, month2, day2)
+    if end is not None and end < start and month2 < start.month:  # "Dec 30 to Jan 2"
+        end = _safe_date(start.year + 1, month2, day2)
+    if end is None or end < start or (end - start).days > 366:
+        return None
+    return _Range(start, end, "day", "day", basis)
+
+
+def _date_range(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | None:
+    month = _month_ok(m)
+    month2 = _month_ok(m, "mon2") if m["mon2"] else month
+    if month is None or month2 is None:
+        return None
+    day, day2 = int(m["day"]), int(m["day2"])
+    if m["year"]:
+        return _span_of_days(_safe_date(int(m["year"]), month, day), month2, day2, "explicit")
+    return _span_of_days(_dated(ref, month, day, tense), month2, day2, "inferred")
 
 
 def _explicit_iso_day(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | None:
@@ -337,6 +378,11 @@ def _fixed_day(delta: int) -> Handler:
         return _day(ref + timedelta(days=delta))
 
     return handler
+
+
+def _now(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | None:
+    """The message day for "currently" / "right now" (the one day the state surely held)."""
+    return _day(ref, "inferred")
 
 
 def _ago(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | None:
@@ -444,6 +490,16 @@ def _nth_of_month(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | 
 
 
 _EN_RULES: list[tuple[str, Handler]] = [
+    (
+        rf"\b(?:from\s+)?{_MONTH}\.?\s+{_DAYNUM}\s*(?:-|–|—|to|through|thru|until|till)\s*"
+        rf"(?:{_MONTH2}\.?\s+)?{_DAYNUM2}\b(?:,?\s+{_YEAR}\b)?(?!\s*(?:,\s*)?(?:\d|:))",
+        _date_range,
+    ),
+    (
+        rf"\bbetween\s+{_MONTH}\.?\s+{_DAYNUM}\s+and\s+(?:{_MONTH2}\.?\s+)?{_DAYNUM2}\b"
+        rf"(?:,?\s+{_YEAR}\b)?",
+        _date_range,
+    ),
     (rf"\b{_YEAR}-(?P<m>\d{{2}})-(?P<day>\d{{2}})\b", _explicit_iso_day),
     (rf"\b{_YEAR}/(?P<m>\d{{1,2}})/(?P<day>\d{{1,2}})\b", _explicit_iso_day),
     (rf"\b{_YEAR}-(?P<m>\d{{2}})\b(?!-)", _explicit_iso_month),
@@ -470,6 +526,7 @@ _EN_RULES: list[tuple[str, Handler]] = [
     (r"\bthe\s+day\s+after\s+tomorrow\b", _fixed_day(2)),
     (r"(?<!like )(?<!like just )(?<!as if )\b(?:yesterday|last\s+night)\b", _fixed_day(-1)),
     (r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", _fixed_day(0)),
+    (r"\b(?:currently|right\s+now|at\s+the\s+moment)\b", _now),
     (r"\btomorrow\b", _fixed_day(1)),
     (rf"\b{_NUM}\s+{_UNIT}\s+ago\b", _ago),
     (rf"\bin\s+{_NUM}\s+{_UNIT}\b", _later),
@@ -503,6 +560,8 @@ _EN_RULES: list[tuple[str, Handler]] = [
 # ---------------------------------------------------------------- Chinese rules
 
 _HAN_NUM = r"(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})"
+_HAN_NUMERALS = "一二两三四五六七八九十"
+_HAN_DATE_NUM = r"\d{1,2}|[一二三四五六七八九十]{1,3}"
 _HAN_UNIT = {"天": "day", "日": "day", "周": "week", "星期": "week", "个星期": "week",
              "礼拜": "week", "个礼拜": "week", "个月": "month", "年": "year"}  # fmt: skip
 _HAN_WEEK_STEP = {"上上": -2, "上": -1, "这": 0, "本": 0, "下": 1, "下下": 2}
@@ -523,8 +582,35 @@ def _han_explicit_month(m: re.Match[str], ref: date, tense: Tense | None) -> _Ra
 
 
 def _han_yearless_day(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | None:
-    value = _dated(ref, int(m["m"]), int(m["day"]), tense)
+    month, day = _number(m["m"]), _number(m["day"])
+    value = _dated(ref, month, day, tense) if month and day else None
     return _day(value, "inferred") if value else None
+
+
+def _han_range(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | None:
+    month, day, day2 = _number(m["m"]), _number(m["day"]), _number(m["day2"])
+    month2 = _number(m["m2"]) if m["m2"] else month
+    if not (month and day and day2 and month2):
+        return None
+    return _span_of_days(_dated(ref, month, day, tense), month2, day2, "inferred")
+
+
+_HAN_MONTH_PARTS = {"上旬": (1, 10), "月初": (1, 10), "初": (1, 10), "中旬": (11, 20),
+                    "下旬": (21, 31), "月底": (21, 31), "底": (21, 31), "末": (21, 31)}  # fmt: skip
+
+
+def _han_month_part(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | None:
+    month = _number(m["m"])
+    if not month or not 1 <= month <= 12:
+        return None
+    if tense is None:
+        year = min((ref.year - 1, ref.year, ref.year + 1),
+                   key=lambda y: abs((y - ref.year) * 12 + month - ref.month))  # fmt: skip
+    else:
+        year, _ = _month_occurrence(ref, month, tense)
+    first, last = _HAN_MONTH_PARTS[m["part"]]
+    last = min(last, calendar.monthrange(year, month)[1])
+    return _Range(date(year, month, first), date(year, month, last), "day", "day", "inferred")
 
 
 def _han_day_word(m: re.Match[str], ref: date, tense: Tense | None) -> _Range | None:
@@ -575,7 +661,20 @@ _HAN_RULES: list[tuple[str, Handler]] = [
     (rf"{_YEAR}\s*年\s*(?P<m>\d{{1,2}})\s*月\s*(?P<day>\d{{1,2}})\s*[日号]", _han_explicit_day),
     (rf"{_YEAR}\s*年\s*(?P<m>\d{{1,2}})\s*月", _han_explicit_month),
     (rf"{_YEAR}\s*年", _explicit_year),
-    (r"(?<!\d)(?P<m>\d{1,2})\s*月\s*(?P<day>\d{1,2})\s*[日号]", _han_yearless_day),
+    (
+        rf"(?<![\d{_HAN_NUMERALS}])(?P<m>{_HAN_DATE_NUM})\s*月\s*(?P<day>{_HAN_DATE_NUM})\s*[日号]?"
+        rf"\s*(?:到|至|-|–|—|~|～)\s*(?:(?P<m2>{_HAN_DATE_NUM})\s*月\s*)?(?P<day2>{_HAN_DATE_NUM})"
+        r"\s*[日号]",
+        _han_range,
+    ),
+    (
+        rf"(?<![\d{_HAN_NUMERALS}])(?P<m>{_HAN_DATE_NUM})\s*月\s*(?P<day>{_HAN_DATE_NUM})\s*[日号]",
+        _han_yearless_day,
+    ),
+    (
+        rf"(?<![\d{_HAN_NUMERALS}])(?P<m>{_HAN_DATE_NUM})\s*月份?\s*(?P<part>上旬|中旬|下旬|初|底|末)",
+        _han_month_part,
+    ),
     (r"大前天|前天|昨天|昨晚|昨日|今天|今晚|今日|今早|明天|明晚|明日|大后天|后天", _han_day_word),
     (r"前年|去年|今年|明年|后年", _han_year_word),
     (
@@ -596,6 +695,68 @@ _RULES: list[tuple[re.Pattern[str], Handler]] = [
     *((re.compile(pattern, re.IGNORECASE), handler) for pattern, handler in _EN_RULES),
     *((re.compile(pattern), handler) for pattern, handler in _HAN_RULES),
 ]
+
+
+# ---------------------------------------------------------------- sentence-level readings
+
+_RESCHEDULED = re.compile(
+    r"(?:\b(?:moved|moving|postponed|pushed(?:\s+back)?|rescheduled|delayed|shifted|bumped|"
+    r"changed)\s+(?:back\s+|out\s+)?(?:to|until|till|for)\s+(?:the\s+)?"
+    r"|改到|改成|改为|推迟到|延期到|提前到|挪到|推到)$",
+    re.IGNORECASE,
+)
+_DURATION = re.compile(
+    rf"^[^.;!?。；！？]{{0,60}}?\b(?:for|lasting|lasts)\s+(?:about\s+|around\s+)?{_NUM}\s+"
+    r"(?P<unit>day|week)s?\b"
+    rf"|^[^.;!?。；！？]{{0,20}}?(?:持续|为期)\s*{_HAN_NUM.replace('?P<n>', '?P<hn>')}\s*"
+    r"(?P<han>天|周|个星期|星期)",
+    re.IGNORECASE,
+)
+_HAN_DURATION_DAYS = {"天": 1, "周": 7, "个星期": 7, "星期": 7}
+
+
+_UNTIL = re.compile(r"\b(?:until|till|by)\s+$", re.IGNORECASE)
+
+
+def _local_tense(text: str, start: int, tense: Tense | None) -> Tense | None:
+    """A date right after "moved to" / 改到 lies ahead whatever the sentence's tense; one after
+    "until" / "by" does unless the sentence is in the past."""
+    before = text[max(0, start - 40) : start]
+    if _RESCHEDULED.search(before) or (tense != "past" and _UNTIL.search(before)):
+        return "future"
+    return tense
+
+
+def _with_duration(
+    text: str, found: TimeResolution, others: list[TimeResolution]
+) -> TimeResolution:
+    """A single day followed in its clause by "for two weeks" / 为期两周 becomes that range."""
+    if found.precision != "day":
+        return found
+    m = _DURATION.search(text[found.span[1] :])
+    if m is None:
+        return found
+    end = found.span[1] + m.end()
+    if any(found.span[1] <= other.span[0] < end for other in others):
+        return found
+    amount = _number(m["n"] or m["hn"])
+    if not amount:
+        return found
+    days = amount * (
+        _HAN_DURATION_DAYS[m["han"]] if m["han"] else (7 if m["unit"].lower() == "week" else 1)
+    )
+    first = date.fromisoformat(found.happened_start)
+    last = first + timedelta(days=days - 1)
+    if days <= 1:
+        return found
+    return TimeResolution(
+        original_text=text[found.span[0] : end],
+        happened_start=found.happened_start,
+        happened_end=last.isoformat(),
+        precision="range",
+        basis=found.basis,
+        span=(found.span[0], end),
+    )
 
 
 # ---------------------------------------------------------------- public functions
@@ -635,7 +796,7 @@ def find_time_expressions(
     for pattern, handler in _RULES:
         for match in pattern.finditer(text):
             try:
-                found = handler(match, ref, tense)
+                found = handler(match, ref, _local_tense(text, match.start(), tense))
             except (ValueError, OverflowError):  # a date outside the calendar resolves to nothing
                 found = None
             if found is not None:
@@ -648,7 +809,7 @@ def find_time_expressions(
         if start >= taken_until:
             chosen.append(resolution)
             taken_until = resolution.span[1]
-    return chosen
+    return [_with_duration(text, found, chosen) for found in chosen]
 
 
 def resolve_time(

@@ -13,7 +13,11 @@ from functools import cache
 from types import ModuleType
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)|(?<=[。！？；;])\s*|\n+")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bProf\.)(?<!\bSt\.)"
+    r"[\"')\]]*\s+(?=\S)|(?<=[。！？；;])\s*|\n+"
+)
+"""Sentence ends: after . ! ? (not a title such as "Dr.") and Chinese stops, and line breaks."""
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*[A-Za-z]|[A-Za-z]|\d+(?:[.,:]\d+)*")
 _HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 _SPACES = re.compile(r"\s+")

@@ -265,3 +265,99 @@ def test_a_yearless_date_without_tense_takes_the_nearest_year() -> None:
     assert winter.happened_start == "2025-12-28"
     (past,) = find_time_expressions("They want the demo on March 13.", reference, tense="past")
     assert past.happened_start == "2025-03-13"
+
+
+@pytest.mark.parametrize(
+    ("text", "tense", "start", "end", "wording"),
+    [
+        ("an offsite in Hangzhou on March 27-28 to plan", None, "2023-03-27", "2023-03-28",
+         "March 27-28"),
+        ("an offsite in Hangzhou on March 27-28 to plan", "future", "2024-03-27", "2024-03-28",
+         "March 27-28"),
+        ("on leave from April 6 to April 10", None, "2023-04-06", "2023-04-10",
+         "from April 6 to April 10"),
+        ("away May 30 – June 2", None, "2023-05-30", "2023-06-02", "May 30 – June 2"),
+        ("between May 1 and May 5, 2022", None, "2022-05-01", "2022-05-05",
+         "between May 1 and May 5, 2022"),
+        ("Dec 30 to Jan 2", "future", "2023-12-30", "2024-01-02", "Dec 30 to Jan 2"),
+        ("团建定在3月27日到28日", None, "2023-03-27", "2023-03-28", "3月27日到28日"),
+        ("4月6日至4月10日休假", None, "2023-04-06", "2023-04-10", "4月6日至4月10日"),
+    ],
+)  # fmt: skip
+def test_date_ranges_are_one_range(
+    text: str, tense: str | None, start: str, end: str, wording: str
+) -> None:
+    (found,) = find_time_expressions(text, THU, tense=tense)  # type: ignore[arg-type]
+    assert (found.happened_start, found.happened_end, found.precision) == (start, end, "range")
+    assert found.original_text == wording
+
+
+def test_a_range_that_ends_before_it_starts_is_not_a_range() -> None:
+    found = find_time_expressions("from May 10 to May 3", THU)
+    assert all(f.precision != "range" for f in found)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "precision"),
+    [
+        ("目标是四月二十号", "2023-04-20", "2023-04-20", "day"),
+        ("四月二十七号上线", "2023-04-27", "2023-04-27", "day"),
+        ("十二月三十一日", "2022-12-31", "2022-12-31", "day"),
+        ("面试安排在四月中旬", "2023-04-11", "2023-04-20", "range"),
+        ("6月上旬", "2023-06-01", "2023-06-10", "range"),
+        ("二月下旬", "2023-02-21", "2023-02-28", "range"),
+        ("5月底", "2023-05-21", "2023-05-31", "range"),
+    ],
+)
+def test_chinese_dates_in_han_numerals_and_parts_of_a_month(
+    text: str, start: str, end: str, precision: str
+) -> None:
+    assert _resolved(text)[:3] == (start, end, precision)
+
+
+def test_a_part_of_a_month_follows_the_tense_else_the_nearest_occurrence() -> None:
+    december = datetime(2023, 12, 20, tzinfo=UTC)
+    assert _resolved("一月中旬", december)[:2] == ("2024-01-11", "2024-01-20")
+    assert _resolved("一月中旬", december, tense="past")[:2] == ("2023-01-11", "2023-01-20")
+
+
+def test_a_date_after_a_rescheduling_verb_or_until_lies_ahead() -> None:
+    said = datetime(2026, 4, 3, tzinfo=UTC)
+    sentence = "Helen called: the board wants the launch moved to April 27, so it lines up."
+    assert _resolved(sentence, said, tense="past")[0] == "2026-04-27"
+    assert _resolved("We called and it got pushed back to March 2.", said, tense="past")[0] == (
+        "2027-03-02"
+    )
+    assert _resolved("上线推迟到3月2日了", said, tense="past")[0] == "2027-03-02"
+    assert _resolved("The game was on March 2.", said, tense="past")[0] == "2026-03-02"
+    tuesday = datetime(2026, 4, 7, tzinfo=UTC)
+    assert _resolved("Tomás is working from Kunming until Friday.", tuesday)[0] == "2026-04-10"
+    assert _resolved("I stayed there until Friday.", tuesday, tense="past")[0] == "2026-04-03"
+
+
+@pytest.mark.parametrize(
+    ("text", "end", "wording"),
+    [
+        ("It starts at the field station on June 10 and runs for two weeks.", "2023-06-23",
+         "June 10 and runs for two weeks"),
+        ("on June 1 for 3 days", "2023-06-03", "June 1 for 3 days"),
+        ("从6月10日开始，为期两周", "2023-06-23", "6月10日开始，为期两周"),
+    ],
+)  # fmt: skip
+def test_a_day_followed_by_a_duration_becomes_that_range(text: str, end: str, wording: str) -> None:
+    (found,) = find_time_expressions(text, THU, tense="future")
+    assert (found.happened_end, found.precision, found.original_text) == (end, "range", wording)
+
+
+def test_a_duration_in_another_sentence_or_after_another_date_does_not_stretch_a_day() -> None:
+    assert _resolved("on June 1. We stay for 3 days.", tense="future")[:3] == (
+        "2023-06-01", "2023-06-01", "day",
+    )  # fmt: skip
+    first, second = find_time_expressions("on June 1 and June 5 for two weeks", THU, tense="future")
+    assert first.precision == "day" and second.precision == "range"
+
+
+def test_currently_is_the_message_day_as_an_inference() -> None:
+    found = resolve_time("I'm currently reading a book", THU)
+    assert found is not None
+    assert (found.happened_start, found.precision, found.basis) == ("2023-05-25", "day", "inferred")
