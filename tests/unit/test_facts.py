@@ -58,6 +58,9 @@ def apply(existing: list[ElementCard], plan: ProjectionPlan) -> list[ElementCard
     for alias in plan.aliases_added:
         card = cards[alias.element_id]
         cards[card.id] = card.model_copy(update={"aliases": [*card.aliases, alias.alias]})
+    for added in plan.facts_added:
+        card = cards[added.element_id]
+        cards[card.id] = card.model_copy(update={"facts": [*card.facts, added.fact]})
     for closed in plan.facts_closed:
         card = cards[closed.element_id]
         facts = [
@@ -67,9 +70,6 @@ def apply(existing: list[ElementCard], plan: ProjectionPlan) -> list[ElementCard
             for f in card.facts
         ]
         cards[card.id] = card.model_copy(update={"facts": facts})
-    for added in plan.facts_added:
-        card = cards[added.element_id]
-        cards[card.id] = card.model_copy(update={"facts": [*card.facts, added.fact]})
     return [c.model_copy(update={"current_state": current_state(c.facts)}) for c in cards.values()]
 
 

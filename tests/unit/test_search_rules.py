@@ -82,6 +82,11 @@ def test_query_phrases_cover_names_with_punctuation_and_han() -> None:
     from projections.search_index import query_phrases
 
     phrases = query_phrases("When did Dr. Helen Okafor call? 王磊面试")
-    assert {"dr. helen okafor", "helen okafor", "okafor", "when did dr. helen okafor call"} <= phrases
+    assert {
+        "dr. helen okafor",
+        "helen okafor",
+        "okafor",
+        "when did dr. helen okafor call",
+    } <= phrases
     assert "王磊" in phrases or "王磊面试" in phrases
     assert "" not in phrases
