@@ -7,6 +7,7 @@ they never take part in a conversation's decay or context.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Self
 
@@ -72,8 +73,10 @@ class BlockRecord(Record):
     l5_raw: list[RawMessage]
 
 
-class MessageRef(Record):
-    """Where a raw message lives: its thread, turn and (once sealed) block."""
+@dataclass(slots=True)
+class MessageRef:
+    """Where a raw message lives: its thread, turn and (once sealed) block (one per message, so
+    a slotted dataclass rather than a pydantic record)."""
 
     thread: str
     turn: int
@@ -84,6 +87,8 @@ class BlocksModel(ReadModel):
     """Threads, tails, blocks, message locations, receipts and block settings."""
 
     name = "blocks"
+    version = 2
+    """2: message locations as lists."""
 
     def __init__(self) -> None:
         self.block_turn_size: int | None = None
@@ -254,7 +259,7 @@ class BlocksModel(ReadModel):
             "commands": sorted(self.commands.items()),
             "threads": dump_records(self.threads),
             "blocks": dump_records(self.blocks),
-            "messages": dump_records(self.messages),
+            "messages": [[m, r.thread, r.turn, r.block_id] for m, r in self.messages.items()],
         }
 
     @classmethod
@@ -267,7 +272,9 @@ class BlocksModel(ReadModel):
         model.commands = dict(data["commands"])
         model.threads = load_records(ThreadRecord, data["threads"])
         model.blocks = load_records(BlockRecord, data["blocks"])
-        model.messages = load_records(MessageRef, data["messages"])
+        model.messages = {
+            m: MessageRef(thread, turn, block) for m, thread, turn, block in data["messages"]
+        }
         return model
 
 

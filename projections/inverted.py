@@ -1,96 +1,160 @@
 """An incremental BM25 inverted index: per-write cost is the document, per-query cost the postings.
 
-Scores use the functional core's ``bm25_idf`` and ``bm25_term_score``, so for the same corpus
-they equal ``bm25_rank`` (a property test holds them together). Every query-token occurrence
-contributes, as rank-bm25's ``get_scores`` does.
+Scores use the functional core's BM25 (``bm25_idf`` and the term-frequency factor of
+``bm25_tf_part``, written out in the loop below with the same operations in the same order), so
+for the same corpus they equal ``bm25_rank`` exactly (a property test holds them together).
+Every query-token occurrence contributes, as rank-bm25's ``get_scores`` does.
+
+Layout, for memory: documents get consecutive numbers; a posting is a pair of ``array``s (doc
+numbers, term frequencies); lengths are an ``array`` indexed by doc number. Only a removable
+index remembers each document's distinct terms (to find its postings again); the raw-message
+index never removes, so it does not pay for that.
 """
 
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from stratagate.ranking import bm25_idf, bm25_tf_part
+from stratagate.ranking import DEFAULT_B, DEFAULT_K1, bm25_idf
+
+REMOVED = -1
 
 
 class InvertedIndex:
-    """Documents as term counts, postings term → {doc id: tf}, and the running total length."""
+    """Documents by number, postings term → (doc numbers, tfs), and the running total length."""
 
-    def __init__(self) -> None:
-        self.docs: dict[str, dict[str, int]] = {}
-        self.lengths: dict[str, int] = {}
-        self.postings: dict[str, dict[str, int]] = {}
+    def __init__(self, *, removable: bool = True) -> None:
+        self.removable = removable
+        self._ids: list[str] = []
+        self._numbers: dict[str, int] = {}
+        self._lengths = array("q")
+        self._terms: dict[int, tuple[str, ...]] = {}
+        self.postings: dict[str, tuple[array[int], array[int]]] = {}
         self.total_length = 0
 
     def __len__(self) -> int:
-        return len(self.docs)
+        return len(self._numbers)
 
     def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self.docs
+        return doc_id in self._numbers
+
+    def doc_ids(self) -> Iterator[str]:
+        """Ids of the indexed documents, in the order they were (last) added."""
+        return iter(self._numbers)
+
+    def posting_count(self) -> int:
+        """How many (term, document) pairs the index holds."""
+        return sum(len(docs) for docs, _ in self.postings.values())
 
     def add(self, doc_id: str, tokens: Iterable[str]) -> None:
         """Index a document (replacing any earlier version of it)."""
-        if doc_id in self.docs:
+        if doc_id in self._numbers:
+            if not self.removable:
+                raise ValueError(
+                    f"document {doc_id!r} is already indexed and this index never removes"
+                )
             self.remove(doc_id)
-        counts = dict(Counter(tokens))
-        self.docs[doc_id] = counts
+        counts = Counter(tokens)
+        number = len(self._ids)
+        self._ids.append(doc_id)
+        self._numbers[doc_id] = number
         length = sum(counts.values())
-        self.lengths[doc_id] = length
+        self._lengths.append(length)
         self.total_length += length
         for term, tf in counts.items():
-            self.postings.setdefault(term, {})[doc_id] = tf
+            posting = self.postings.get(term)
+            if posting is None:
+                posting = self.postings[term] = (array("q"), array("q"))
+            posting[0].append(number)
+            posting[1].append(tf)
+        if self.removable:
+            self._terms[number] = tuple(counts)
 
     def remove(self, doc_id: str) -> None:
         """Drop a document; unknown ids are ignored."""
-        counts = self.docs.pop(doc_id, None)
-        if counts is None:
+        number = self._numbers.pop(doc_id, None)
+        if number is None:
             return
-        self.total_length -= self.lengths.pop(doc_id)
-        for term in counts:
-            posting = self.postings[term]
-            del posting[doc_id]
-            if not posting:
+        if not self.removable:
+            raise ValueError("this index never removes documents")
+        self.total_length -= self._lengths[number]
+        self._lengths[number] = REMOVED
+        for term in self._terms.pop(number):
+            docs, tfs = self.postings[term]
+            at = docs.index(number)
+            del docs[at]
+            del tfs[at]
+            if not docs:
                 del self.postings[term]
 
-    def scores(
-        self, query_tokens: Iterable[str], *, k1: float = 1.2, b: float = 0.75
-    ) -> dict[str, float]:
-        """BM25 score of every document sharing at least one token with the query."""
-        n_docs = len(self.docs)
+    def _scores(self, query_tokens: Iterable[str], k1: float, b: float) -> dict[int, float]:
+        n_docs = len(self._numbers)
         if n_docs == 0:
             return {}
         avg_len = self.total_length / n_docs
-        scores: dict[str, float] = {}
+        lengths = self._lengths
+        scores: dict[int, float] = {}
+        get = scores.get
         for term in query_tokens:
             posting = self.postings.get(term)
             if not posting:
                 continue
-            idf = bm25_idf(len(posting), n_docs)
-            for doc_id, tf in posting.items():
-                part = idf * bm25_tf_part(tf, self.lengths[doc_id], avg_len, k1, b)
-                scores[doc_id] = scores.get(doc_id, 0.0) + part
+            docs, tfs = posting
+            idf = bm25_idf(len(docs), n_docs)
+            for number, tf in zip(docs, tfs, strict=True):
+                # bm25_tf_part(tf, length, avg_len, k1, b), inlined with identical arithmetic
+                norm = k1 * (1 - b + b * lengths[number] / avg_len)
+                scores[number] = get(number, 0.0) + idf * (tf * (k1 + 1) / (tf + norm))
         return scores
 
-    def top(self, query_tokens: Iterable[str], limit: int | None = None) -> list[tuple[str, float]]:
-        """Matching documents by score descending, ties by id ascending."""
-        scored = self.scores(query_tokens)
-        key = lambda item: (-item[1], item[0])  # noqa: E731
-        if limit is None:
-            return sorted(scored.items(), key=key)
-        return heapq.nsmallest(limit, scored.items(), key=key)
+    def scores(
+        self, query_tokens: Iterable[str], *, k1: float = DEFAULT_K1, b: float = DEFAULT_B
+    ) -> dict[str, float]:
+        """BM25 score of every document sharing at least one token with the query."""
+        ids = self._ids
+        return {ids[number]: score for number, score in self._scores(query_tokens, k1, b).items()}
 
-    def snapshot(self) -> list[list[Any]]:
-        """``[doc id, [[term, tf], …]]`` in insertion order."""
-        return [[doc_id, sorted(counts.items())] for doc_id, counts in self.docs.items()]
+    def top(self, query_tokens: Iterable[str], limit: int | None = None) -> list[tuple[str, float]]:
+        """Matching documents by score descending, ties by id ascending (``limit`` of them)."""
+        ids = self._ids
+        scored = self._scores(query_tokens, DEFAULT_K1, DEFAULT_B).items()
+        key = lambda item: (-item[1], ids[item[0]])  # noqa: E731
+        best = sorted(scored, key=key) if limit is None else heapq.nsmallest(limit, scored, key=key)
+        return [(ids[number], score) for number, score in best]
+
+    def snapshot(self) -> dict[str, Any]:
+        """Documents (id, length) in order, and each posting as doc ids and tfs, terms sorted."""
+        ids = self._ids
+        return {
+            "docs": [[doc_id, self._lengths[number]] for doc_id, number in self._numbers.items()],
+            "postings": [
+                [term, [ids[n] for n in docs], list(tfs)]
+                for term, (docs, tfs) in sorted(self.postings.items())
+            ],
+        }
 
     @classmethod
-    def restore(cls, data: Iterable[list[Any]]) -> InvertedIndex:
-        """Rebuild postings from a snapshot without re-tokenising anything."""
-        index = cls()
-        for doc_id, pairs in data:
-            index.add(doc_id, (term for term, tf in pairs for _ in range(tf)))
+    def restore(cls, data: dict[str, Any], *, removable: bool = True) -> InvertedIndex:
+        """Rebuild an index from a snapshot without re-tokenising anything."""
+        index = cls(removable=removable)
+        for doc_id, length in data["docs"]:
+            index._numbers[doc_id] = len(index._ids)
+            index._ids.append(doc_id)
+            index._lengths.append(length)
+            index.total_length += length
+        terms: dict[int, list[str]] = {}
+        numbers = index._numbers
+        for term, doc_ids, tfs in data["postings"]:
+            docs = array("q", (numbers[doc_id] for doc_id in doc_ids))
+            index.postings[term] = (docs, array("q", tfs))
+            if removable:
+                for number in docs:
+                    terms.setdefault(number, []).append(term)
+        index._terms = {number: tuple(found) for number, found in terms.items()}
         return index
 
 

@@ -26,6 +26,7 @@ tokens and the structured lists they ask for.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal, Self
@@ -55,6 +56,7 @@ from stratagate.ranking import rrf_rank
 from stratagate.text import (
     normalize_search_text,
     query_tokens,
+    search_tokens,
     weighted_tokens,
     word_tokens,
 )
@@ -160,14 +162,14 @@ class SearchIndex(ReadModel):
     """Three inverted indexes and the structured lookups beside them."""
 
     name = "search"
-    version = 3
-    """2: stemmed terms and a speakers table; 3: element name and type tables (older snapshots
-    are ignored and replayed)."""
+    version = 4
+    """2: stemmed terms and a speakers table; 3: element name and type tables; 4: compact
+    postings (older snapshots are ignored and replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
         self.facts = InvertedIndex()
-        self.raw = InvertedIndex()
+        self.raw = InvertedIndex(removable=False)
         self.participants: dict[str, set[str]] = {}
         self.speakers: dict[str, set[str]] = {}
         self.event_types: dict[str, set[str]] = {}
@@ -262,14 +264,17 @@ class SearchIndex(ReadModel):
 
     @handles(TurnAppended)
     def _turn(self, event: TurnAppended, _: Recorded) -> None:
-        messages = event.messages
         previous = self._previous_message(event)
-        for i, message in enumerate(messages):
+        messages = [*([previous] if previous is not None else []), *event.messages]
+        tokens = [search_tokens(message.content) for message in messages]  # each text once
+        first = 1 if previous is not None else 0
+        for i in range(first, len(messages)):
+            message = messages[i]
             if not message.content.strip():
                 continue
-            before = messages[i - 1] if i > 0 else previous
-            after = messages[i + 1] if i + 1 < len(messages) else None
-            self.raw.add(message.id, raw_tokens(message, before, after))
+            before = tokens[i - 1] if i > 0 else []
+            after = tokens[i + 1] if i + 1 < len(messages) else []
+            self.raw.add(message.id, raw_document(tokens[i], message.name, before, after))
             if message.name:
                 self.speakers.setdefault(normalize_name(message.name), set()).add(message.id)
 
@@ -310,36 +315,37 @@ class SearchIndex(ReadModel):
         intent = normalize_intent(temporal_intent)
         tokens = query_tokens(query)
         rankings: list[list[str]] = []
-        lexical = [doc_id for doc_id, _ in self.events.top(tokens)] if tokens else []
+        depth = fusion_depth(limit)
+        lexical = [doc_id for doc_id, _ in self.events.top(tokens, depth)] if tokens else []
         if lexical:
             rankings.append(lexical)
         people = {normalize_name(p) for p in participants or ()}
         people |= self._names_in(query, self.participants)
         order = _tie_order(lexical)
         if people:
-            by_people = self._count_rank(self.participants, people, order)
+            by_people = self._count_rank(self.participants, people, order, depth)
             if by_people:
                 rankings.append(by_people)
         types = {normalize_name(event_type)} if event_type else set()
         types |= self._names_in(query, self.event_types)
         if types:
-            by_type = self._count_rank(self.event_types, types, order)
+            by_type = self._count_rank(self.event_types, types, order, depth)
             if by_type:
                 rankings.append(by_type)
         if happened_from is not None or happened_to is not None:
-            by_time = self._time_rank(happened_from, happened_to, order)
+            by_time = self._time_rank(happened_from, happened_to, order, depth)
             if by_time:
                 rankings.append(by_time)
         if not rankings:
             if query.strip() or participants or event_type or happened_from or happened_to:
                 return []
-            candidates = list(self.events.docs)
+            candidates = list(self.events.doc_ids())
         else:
             candidates = list(dict.fromkeys(i for ranking in rankings for i in ranking))
         if intent is not None or not rankings:
             rankings.append(self._intent_rank(candidates, intent or "latest"))
-        fused = rrf_rank([[{"id": i} for i in ranking] for ranking in rankings], limit=limit)
-        return [(hit.item["id"], hit.score) for hit in fused]
+        fused = rrf_rank(rankings, limit=limit)
+        return [(hit.item, hit.score) for hit in fused]
 
     @staticmethod
     def _names_in(query: str, table: dict[str, set[str]]) -> set[str]:
@@ -351,24 +357,26 @@ class SearchIndex(ReadModel):
         return {phrase for phrase in query_phrases(query) if phrase in table}
 
     @staticmethod
-    def _count_rank(table: dict[str, set[str]], keys: set[str], order: TieOrder) -> list[str]:
-        """Ids listed under the most of ``keys`` first; ties in ``order``."""
+    def _count_rank(
+        table: dict[str, set[str]], keys: set[str], order: TieOrder, depth: int
+    ) -> list[str]:
+        """The ``depth`` ids listed under the most of ``keys``; ties in ``order``."""
         counts: dict[str, int] = {}
         for key in keys:
             for doc_id in table.get(key, ()):
                 counts[doc_id] = counts.get(doc_id, 0) + 1
-        return sorted(counts, key=lambda doc_id: (-counts[doc_id], *order(doc_id)))
+        return heapq.nsmallest(depth, counts, key=lambda doc_id: (-counts[doc_id], *order(doc_id)))
 
     def _time_rank(
-        self, start: datetime | None, end: datetime | None, order: TieOrder
+        self, start: datetime | None, end: datetime | None, order: TieOrder, depth: int
     ) -> list[str]:
-        """Events whose happened interval overlaps ``[start, end)``, tightest first."""
-        overlaps = []
-        for event_id, (s, e) in self.intervals.items():
-            if (start is None or e > start) and (end is None or s < end):
-                overlaps.append((e - s, *order(event_id)))
-        overlaps.sort()
-        return [event_id for *_, event_id in overlaps]
+        """The ``depth`` events whose happened interval overlaps ``[start, end)``, tightest first."""
+        overlaps = (
+            (e - s, *order(event_id))
+            for event_id, (s, e) in self.intervals.items()
+            if (start is None or e > start) and (end is None or s < end)
+        )
+        return [event_id for *_, event_id in heapq.nsmallest(depth, overlaps)]
 
     def _intent_rank(self, candidates: list[str], intent: TemporalIntent) -> list[str]:
         """Candidates ordered by happened start, then mentioned, then created (first or latest)."""
@@ -406,7 +414,8 @@ class SearchIndex(ReadModel):
         elements = self._elements_model
         tokens = query_tokens(query)
         rankings: list[list[str]] = []
-        lexical = [doc_id for doc_id, _ in self.facts.top(tokens)] if tokens else []
+        depth = fusion_depth(limit)
+        lexical = [doc_id for doc_id, _ in self.facts.top(tokens, depth)] if tokens else []
         if lexical:
             rankings.append(lexical)
         named: set[str] = set()
@@ -415,17 +424,17 @@ class SearchIndex(ReadModel):
         for phrase in self._names_in(query, self.element_names):
             named.update(self.element_names[phrase])
         if named:
-            rankings.append(self._element_facts(sorted(named)))
+            rankings.append(self._element_facts(sorted(named))[:depth])
         if type_:
-            by_type = self._element_facts(sorted(self.element_types.get(type_, ())))
+            by_type = self._element_facts(sorted(self.element_types.get(type_, ())))[:depth]
             if by_type:
                 rankings.append(by_type)
         if not rankings:
             if query.strip() or name or type_:
                 return []
             rankings.append(self._element_facts(list(elements.elements)))
-        fused = rrf_rank([[{"id": i} for i in ranking] for ranking in rankings], limit=limit)
-        return [(hit.item["id"], hit.score) for hit in fused]
+        fused = rrf_rank(rankings, limit=limit)
+        return [(hit.item, hit.score) for hit in fused]
 
     def _element_facts(self, element_ids: Iterable[str]) -> list[str]:
         """Fact ids of these elements, each element's active and newest facts first."""
@@ -458,8 +467,8 @@ class SearchIndex(ReadModel):
             named = set().union(*(self.speakers[name] for name in speakers))
             window = lexical[:RAW_SPEAKER_WINDOW]
             rankings.append([doc_id for doc_id in window if doc_id in named])
-        fused = rrf_rank([[{"id": i} for i in ranking] for ranking in rankings], limit=limit)
-        return [(hit.item["id"], hit.score) for hit in fused]
+        fused = rrf_rank(rankings, limit=limit)
+        return [(hit.item, hit.score) for hit in fused]
 
     # -- snapshots --------------------------------------------------------------------------
 
@@ -484,7 +493,7 @@ class SearchIndex(ReadModel):
         model = cls()
         model.events = InvertedIndex.restore(data["events"])
         model.facts = InvertedIndex.restore(data["facts"])
-        model.raw = InvertedIndex.restore(data["raw"])
+        model.raw = InvertedIndex.restore(data["raw"], removable=False)
         model.participants = {key: set(ids) for key, ids in data["participants"]}
         model.speakers = {key: set(ids) for key, ids in data["speakers"]}
         model.event_types = {key: set(ids) for key, ids in data["event_types"]}
@@ -511,15 +520,44 @@ def _dump_table(table: dict[str, set[str]]) -> list[list[Any]]:
     return [[key, sorted(ids)] for key, ids in sorted(table.items())]
 
 
+def raw_document(
+    own: Sequence[str], speaker: str | None, before: Sequence[str], after: Sequence[str]
+) -> list[str]:
+    """A raw message's document from tokenised parts: its own tokens ``RAW_SELF_WEIGHT`` times,
+    its speaker's name, and its neighbours' tokens ``RAW_CONTEXT_WEIGHT`` times each."""
+    return [
+        *(token for _ in range(RAW_SELF_WEIGHT) for token in own),
+        *(search_tokens(speaker) if speaker else ()),
+        *(token for _ in range(RAW_CONTEXT_WEIGHT) for token in before),
+        *(token for _ in range(RAW_CONTEXT_WEIGHT) for token in after),
+    ]
+
+
 def raw_tokens(
     message: RawMessage, before: RawMessage | None, after: RawMessage | None
 ) -> list[str]:
     """A raw message's document: its text weighted up, its speaker and neighbours as context."""
-    fields: list[tuple[str, int]] = [(message.content, RAW_SELF_WEIGHT), (message.name or "", 1)]
-    for neighbour in (before, after):
-        if neighbour is not None:
-            fields.append((neighbour.content, RAW_CONTEXT_WEIGHT))
-    return weighted_tokens(fields)
+    return raw_document(
+        search_tokens(message.content),
+        message.name,
+        search_tokens(before.content) if before is not None else [],
+        search_tokens(after.content) if after is not None else [],
+    )
+
+
+FUSION_DEPTH_FACTOR = 10
+FUSION_MIN_DEPTH = 100
+
+
+def fusion_depth(limit: int) -> int:
+    """How deep each ranking goes into the fusion: ``max(10 × limit, 100)``.
+
+    Fusing the top of each list, not every match, keeps a query's cost on the postings it touches
+    instead of sorting every match. It is the usual approximation of reciprocal-rank fusion: an
+    item ranked below this depth in every list is left out (it would score at most
+    n / (60 + depth) for n lists, below what results at the top of a single list score).
+    """
+    return max(limit * FUSION_DEPTH_FACTOR, FUSION_MIN_DEPTH)
 
 
 NAME_WORDS = 6
@@ -560,7 +598,9 @@ __all__ = [
     "SearchIndex",
     "event_document",
     "fact_document",
+    "fusion_depth",
     "normalize_intent",
     "query_phrases",
+    "raw_document",
     "raw_tokens",
 ]

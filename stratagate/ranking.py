@@ -34,7 +34,10 @@ class RankedHit(Generic[T]):
 
 
 def item_id(item: object) -> str:
-    """The ``id`` of an item: its ``id`` attribute, or its ``"id"`` key for a mapping."""
+    """The ``id`` of an item: a string is its own id; else its ``id`` attribute, or its ``"id"``
+    key for a mapping."""
+    if isinstance(item, str):
+        return item
     value = item.get("id") if isinstance(item, Mapping) else getattr(item, "id", None)
     if not isinstance(value, str):
         raise InvalidInputError(f"ranked items need a string id, got {value!r}")

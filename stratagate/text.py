@@ -19,6 +19,7 @@ BM25 stay untouched; only the query side is filtered.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -34,6 +35,8 @@ _HAN = "\u3005\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f
 # points in those blocks are separators like any other non-word character.
 _RUN = re.compile(f"(?P<han>(?:(?=[^\\W_])[{_HAN}])+)|(?P<word>[^\\W_{_HAN}]+)")
 _SPACE = re.compile(r"\s+")
+_HAN_ANY = re.compile(f"[{_HAN}]")
+_WORD = re.compile(r"[^\W_]+")
 
 _STOP_WORD_TEXT = """
 a an the and or but nor of to in on at for with from by as into onto about over under after
@@ -45,6 +48,10 @@ most much many s t d ll m re ve up out
 """
 STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
 """Query words that carry no topic (``'s`` and ``n't`` leave ``s`` and ``t`` behind)."""
+
+STEM_CACHE = 1 << 17
+HAN_CACHE = 1 << 14
+"""Memo sizes: stemming and Han segmentation are pure, and words repeat (Zipf)."""
 
 _segmenter: jieba.Tokenizer | None = None
 _segmenter_lock = threading.Lock()
@@ -70,13 +77,15 @@ def normalize_search_text(text: str) -> str:
     return _SPACE.sub(" ", folded).strip()
 
 
-def _han_tokens(run: str) -> list[str]:
+@functools.lru_cache(maxsize=HAN_CACHE)
+def _han_tokens(run: str) -> tuple[str, ...]:
     words = [word for word in _jieba().lcut(run) if word.strip()]
     if len(run) == 1:
-        return [*words, run]
-    return words + [run[index : index + 2] for index in range(len(run) - 1)]
+        return (*words, run)
+    return (*words, *(run[index : index + 2] for index in range(len(run) - 1)))
 
 
+@functools.lru_cache(maxsize=STEM_CACHE)
 def stem(word: str) -> str:
     """Light suffix stripping of a lower-case ASCII letter word (anything else is unchanged).
 
@@ -104,8 +113,11 @@ def stem(word: str) -> str:
 
 def word_tokens(text: str) -> list[str]:
     """Unstemmed tokens of ``text`` in text order: jieba words and Han bigrams, other words."""
+    normalized = normalize_search_text(text)
+    if _HAN_ANY.search(normalized) is None:  # the common case: no Han run to segment
+        return _WORD.findall(normalized)
     tokens: list[str] = []
-    for match in _RUN.finditer(normalize_search_text(text)):
+    for match in _RUN.finditer(normalized):
         han = match.group("han")
         if han is not None:
             tokens.extend(_han_tokens(han))

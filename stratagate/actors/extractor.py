@@ -156,7 +156,9 @@ class Extractor(Role):
                 stored = old is not None and old.status == "active"
                 if old_id != card.id and (stored or old_id in earlier):
                     out.append(
-                        EventSuperseded(event_id=old_id, superseded_by=card.id, import_batch_id=batch, at=at)  # type: ignore[arg-type]
+                        EventSuperseded(
+                            event_id=old_id, superseded_by=card.id, import_batch_id=batch, at=at
+                        )  # type: ignore[arg-type]
                     )
             earlier.add(card.id)
         return out

@@ -65,6 +65,9 @@ def test_replacing_and_removing_documents_leaves_a_fresh_index(
             fresh.add(f"d{i}", search_tokens(new_text if i == victim else text))
     assert index.scores(search_tokens(query)) == fresh.scores(search_tokens(query))
     assert index.total_length == fresh.total_length
+    restored = InvertedIndex.restore(index.snapshot())
+    assert restored.snapshot() == index.snapshot()
+    assert restored.scores(search_tokens(query)) == index.scores(search_tokens(query))
 
 
 def test_query_tokens_drop_stop_words_by_their_unstemmed_form() -> None:
