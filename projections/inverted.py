@@ -31,7 +31,7 @@ class InvertedIndex:
         self.removable = removable
         self._ids: list[str] = []
         self._numbers: dict[str, int] = {}
-        self._lengths = array("q")
+        self._lengths = array("i")
         self._terms: dict[int, tuple[str, ...]] = {}
         self.postings: dict[str, tuple[array[int], array[int]]] = {}
         self.total_length = 0
@@ -68,7 +68,7 @@ class InvertedIndex:
         for term, tf in counts.items():
             posting = self.postings.get(term)
             if posting is None:
-                posting = self.postings[term] = (array("q"), array("q"))
+                posting = self.postings[term] = (array("i"), array("i"))
             posting[0].append(number)
             posting[1].append(tf)
         if self.removable:
@@ -149,8 +149,8 @@ class InvertedIndex:
         terms: dict[int, list[str]] = {}
         numbers = index._numbers
         for term, doc_ids, tfs in data["postings"]:
-            docs = array("q", (numbers[doc_id] for doc_id in doc_ids))
-            index.postings[term] = (docs, array("q", tfs))
+            docs = array("i", (numbers[doc_id] for doc_id in doc_ids))
+            index.postings[term] = (docs, array("i", tfs))
             if removable:
                 for number in docs:
                     terms.setdefault(number, []).append(term)
