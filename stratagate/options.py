@@ -42,7 +42,8 @@ class MemoryOptions:
     runtime: Runtime = "inline"
     persistent: bool = True
     snapshot_every: int = 1000
-    """Write a read-model snapshot after this many new log events (0 disables)."""
+    """Write a read-model snapshot after at least this many new log events, and at least half
+    the log's length since the previous one (0 disables periodic snapshots)."""
     ray_address: str | None = None
     recover_on_open: bool = True
     """Mark jobs found running as interrupted when the memory opens (off for read-only tools)."""
