@@ -162,9 +162,10 @@ class SearchIndex(ReadModel):
     """Three inverted indexes and the structured lookups beside them."""
 
     name = "search"
-    version = 4
+    version = 5
     """2: stemmed terms and a speakers table; 3: element name and type tables; 4: compact
-    postings (older snapshots are ignored and replayed)."""
+    postings; 5: renamed elements' facts re-indexed in plan order, not hash order (older
+    snapshots are ignored and replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
@@ -253,7 +254,8 @@ class SearchIndex(ReadModel):
                 self.element_names.setdefault(normalize_name(alias), set()).add(new.id)
         for alias in event.plan.aliases_added:
             self.element_names.setdefault(normalize_name(alias.alias), set()).add(alias.element_id)
-        renamed = {alias.element_id for alias in event.plan.aliases_added}
+        # in plan order: a set's order follows the hash seed, and the index order is state
+        renamed = dict.fromkeys(alias.element_id for alias in event.plan.aliases_added)
         for element_id in renamed:
             element = self._elements_model.elements[element_id]
             for fact in element.facts:

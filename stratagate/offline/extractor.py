@@ -5,7 +5,8 @@ plan, assignment, preference, identity, introduction of a person, a first-person
 such as "I joined …") or a time expression the resolver can place. Only the target block's
 messages are read as sources; the neighbouring blocks and the timeline are context (the
 people they name count as known, so "Priya" resolves to "Priya Raman"), never a source.
-Unnamed assistant messages (a model's own words) contribute decisions and changes only.
+Unnamed assistant messages (a model's own words) contribute decisions and changes only, and
+none that merely echoes an earlier sentence of the block.
 
 Participants are the speaker, known speakers mentioned, and the people the sentence names
 (``entities.find_people``). A sentence with no time of its own that is followed by one that
@@ -50,6 +51,7 @@ from stratagate.offline.text import (
     truncate,
     words,
 )
+from stratagate.text import stem
 from stratagate.timeutil import format_utc, partial_bounds
 
 EVENT_TYPES: dict[Kind, str] = {
@@ -301,9 +303,20 @@ def _near_duplicate(a: frozenset[str], b: frozenset[str], threshold: float = 0.8
     return bool(union) and len(a & b) / len(union) >= threshold
 
 
+def _echoes(candidate: _Candidate, earlier: _Candidate) -> bool:
+    """An unnamed assistant's acknowledgement that only restates an earlier sentence ("Let's
+    switch to pnpm" → "Switching to pnpm."): every content word of it, stemmed, is in that one."""
+    if candidate.message.role != "assistant" or candidate.message.name:
+        return False
+    return {stem(w) for w in candidate.content} <= {stem(w) for w in earlier.content}
+
+
 def _deduplicate(candidates: list[_Candidate]) -> list[_Candidate]:
+    """Near-duplicates merge into the first (its sources grow); assistant echoes are dropped."""
     kept: list[_Candidate] = []
     for candidate in candidates:
+        if any(_echoes(candidate, k) for k in kept):
+            continue
         twin = next((k for k in kept if _near_duplicate(k.content, candidate.content)), None)
         if twin is None:
             kept.append(candidate)

@@ -8,16 +8,21 @@ N+1), so only what the earlier blocks say is asserted here.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from importlib.resources import files
+from pathlib import Path
 
 import pytest
 
 from stratagate import StrataGate
 from stratagate.models import ElementCard, EventCard
 
+WORKTREE = Path(__file__).resolve().parents[2]
 SAMPLE = files("stratagate") / "sample" / "project_conversation.jsonl"
 DATE_LIKE = re.compile(
     r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
@@ -229,3 +234,41 @@ def test_decisions_preferences_and_ongoing_work_are_events(events: list[EventCar
     assert queue is not None and queue.status == "ongoing"
     demo = _event(events, "demo it to Helen").temporal
     assert demo is not None and "Helen Okafor" in demo.participants
+
+
+REPLAY_DIGESTS = """
+import sys
+from projections.replay import replay
+from stratagate.events.sql_store import open_event_store
+state = replay(open_event_store(sys.argv[1]), "default")
+print(sorted(state.digests().items()))
+"""
+
+
+def test_replay_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    """Read models fold in log order only: no set or dict-of-str iteration order may leak into a
+    model, or a process replaying the log (another hash seed) disagrees with the live one."""
+    database = tmp_path / "sample.db"
+    with StrataGate.open(
+        str(database),
+        "default",
+        summarizer="offline",
+        extractor="offline",
+        element_projector="offline",
+    ) as memory:
+        for line in SAMPLE.read_text(encoding="utf-8").splitlines():
+            turn = json.loads(line)
+            memory.append_turn(
+                turn["user"], turn["assistant"], created_at=turn["created_at"],
+                thread_id=turn["thread_id"], receipt_id=turn["receipt_id"],
+            )  # fmt: skip
+        assert memory.verify().ok
+    outputs = set()
+    for seed in ("1", "2", "3", "4"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(WORKTREE)}
+        done = subprocess.run(
+            [sys.executable, "-c", REPLAY_DIGESTS, str(database)],
+            env=env, capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        outputs.add(done.stdout)
+    assert len(outputs) == 1, outputs
