@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from stratagate.decay import decayed_level
-
 from projections.base import ReadModel, Record, dump_records, handles, load_records
 from projections.blocks import thread_key
+from stratagate.decay import decayed_level
 from stratagate.events import (
     BlockLifted,
     BlockSealed,

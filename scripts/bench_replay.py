@@ -1,0 +1,193 @@
+"""Benchmark rebuilding read models from the log: replay rate, snapshot + tail, memory.
+
+Writes a LoCoMo-made log of ``--events`` domain events (turns, seals, extractions with cards;
+see ``corpus.py``) into one namespace of a fresh SQLite file, then measures, ``--repeat`` times:
+
+- ``decode``: reading the namespace in pages and decoding every event (no read model);
+- ``full replay``: every read model folded from position 0;
+- ``snapshot + tail``: hydration from a snapshot taken ``--tail`` events before the end, plus
+  that tail (what an actor or a re-opened memory does);
+
+and, in a fresh child process, the resident memory the replayed state adds, per 100k events.
+
+    python scripts/bench_replay.py [--events 100000] [--tail 1000] [--repeat 3] [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+from benchkit import print_table, rss_mb, write_report
+from corpus import LogWriter, locomo_lines
+
+from projections.replay import hydrate, iter_records, replay, save_snapshot
+from stratagate.events import DomainEvent, EventStore, encode
+from stratagate.events.sql_store import open_event_store
+
+NAMESPACE = "bench"
+BATCH = 500
+
+
+def batches(events: Iterator[DomainEvent], limit: int) -> Iterator[tuple[str, list[DomainEvent]]]:
+    """Runs of consecutive events of one stream, at most ``BATCH`` long, ``limit`` in all."""
+    stream, run = "", []
+    for count, event in enumerate(events):
+        if count == limit:
+            break
+        if run and (event.stream != stream or len(run) == BATCH):
+            yield stream, run
+            run = []
+        stream = event.stream
+        run.append(event)
+    if run:
+        yield stream, run
+
+
+def write_log(database: str, events: int) -> float:
+    """Append ``events`` LoCoMo-made events to the namespace; returns seconds taken."""
+    writer = LogWriter(locomo_lines())
+    versions: dict[str, int] = {}
+    start = time.perf_counter()
+    with open_event_store(database) as store:
+        stream_events = writer.turns(10**9)
+        for n, (stream, run) in enumerate(batches(stream_events, events)):
+            new = [encode(event, f"e{n}-{i}") for i, event in enumerate(run)]
+            store.append(NAMESPACE, stream, new, versions.get(stream, 0))
+            versions[stream] = versions.get(stream, 0) + len(run)
+    return time.perf_counter() - start
+
+
+def timed(action: Callable[[], Any]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def snapshot_before_tail(store: EventStore, position: int) -> float:
+    """Save the snapshot ``bench`` of the state at ``position``; seconds the save took."""
+    state = replay(store, NAMESPACE, until=max(0, position))
+    return timed(lambda: save_snapshot(store, state, "bench"))
+
+
+def measure_rss(database: str) -> dict[str, float]:
+    """In this (fresh) process: resident memory before and after a full replay."""
+    with open_event_store(database) as store:
+        list(iter_records(store, NAMESPACE, until=1))  # imports and connection paid first
+        gc.collect()
+        before = rss_mb()
+        state = replay(store, NAMESPACE)
+        gc.collect()
+        after = rss_mb()
+        return {"before_mb": before, "after_mb": after, "events": state.position}
+
+
+def child_rss(database: str) -> dict[str, float]:
+    """``measure_rss`` in a fresh interpreter, so nothing measured before skews it."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--rss-of", database],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parent,
+    )
+    return orjson.loads(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=100_000, help="log length")
+    parser.add_argument("--tail", type=int, default=1000, help="events after the snapshot")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", default="bench-results/bench_replay.json")
+    parser.add_argument("--rss-of", help=argparse.SUPPRESS)  # child mode: measure_rss(DATABASE)
+    args = parser.parse_args()
+    if args.rss_of:
+        print(orjson.dumps(measure_rss(args.rss_of)).decode())
+        return
+
+    with tempfile.TemporaryDirectory(prefix="bench-replay-") as tmp:
+        database = os.path.join(tmp, "log.db")
+        wrote = write_log(database, args.events)
+        print(f"  wrote {args.events:,} events in {wrote:.1f} s", file=sys.stderr)
+        with open_event_store(database) as store:
+            total = store.count(NAMESPACE)
+            saved = snapshot_before_tail(store, total - args.tail)
+            snapshot = store.load_snapshot(NAMESPACE, "bench")
+            assert snapshot is not None
+            runs: dict[str, list[float]] = {"decode": [], "full replay": [], "snapshot + tail": []}
+            for repeat in range(args.repeat):
+                runs["decode"].append(timed(lambda: sum(1 for _ in iter_records(store, NAMESPACE))))
+                runs["full replay"].append(timed(lambda: replay(store, NAMESPACE)))
+                state, from_snapshot = hydrate(store, NAMESPACE, "bench")
+                assert from_snapshot and state.position == total
+                del state
+                runs["snapshot + tail"].append(timed(lambda: hydrate(store, NAMESPACE, "bench")))
+                print(f"  repeat {repeat + 1}/{args.repeat} done", file=sys.stderr)
+            full = replay(store, NAMESPACE)
+            hydrated, _ = hydrate(store, NAMESPACE, "bench")
+            assert full.digests() == hydrated.digests(), "snapshot + tail must equal the replay"
+            counts = {
+                "blocks": len(full.blocks.blocks),
+                "event_cards": len(full.events.records),
+                "messages": len(full.search.raw),
+            }
+        rss = child_rss(database)
+        db_mb = sum(os.path.getsize(os.path.join(tmp, name)) for name in os.listdir(tmp)) / 2**20
+
+    rows = []
+    for name, values in runs.items():
+        median = statistics.median(values)
+        folded = args.tail if name == "snapshot + tail" else total
+        rows.append(
+            {
+                "step": name,
+                "median_s": median,
+                "events_per_s": total / median if name != "snapshot + tail" else folded / median,
+                "runs_s": ", ".join(f"{v:.2f}" for v in values),
+            }
+        )
+    speedup = statistics.median(runs["full replay"]) / statistics.median(runs["snapshot + tail"])
+    added = rss["after_mb"] - rss["before_mb"]
+    memory = {
+        "rss_before_mb": rss["before_mb"],
+        "rss_after_mb": rss["after_mb"],
+        "rss_added_mb": added,
+        "rss_per_100k_events_mb": added * 100_000 / total,
+        "snapshot_payload_mb": len(snapshot.payload) / 2**20,
+        "snapshot_save_s": saved,
+        "database_mb": db_mb,
+    }
+    out = write_report(
+        "bench_replay",
+        args.out,
+        sizes={"events": total, "tail": args.tail, "repeat": args.repeat, **counts},
+        write_s=wrote,
+        results=rows,
+        hydrate_speedup=speedup,
+        memory=memory,
+    )
+    print(f"log: {total:,} events ({counts}) in a {db_mb:.0f} MiB SQLite file")
+    print_table(rows, ["step", "median_s", "events_per_s", "runs_s"])
+    print(f"snapshot + tail is {speedup:.1f}x faster than a full replay")
+    print(
+        f"resident memory: {rss['before_mb']:.0f} -> {rss['after_mb']:.0f} MiB "
+        f"({memory['rss_per_100k_events_mb']:.0f} MiB per 100k events); snapshot payload "
+        f"{memory['snapshot_payload_mb']:.1f} MiB compressed, saved in {saved:.1f} s"
+    )
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""What every benchmark script shares: percentiles, resident memory, the JSON report, a table.
+
+Scripts import it as a sibling module (``python scripts/bench_x.py`` puts ``scripts/`` on the
+path); tests load it the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) by linear interpolation between closest ranks."""
+    if not values:
+        raise ValueError("no values")
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    at = (len(ordered) - 1) * q / 100
+    low = int(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
+
+
+def summary_ms(seconds: Sequence[float]) -> dict[str, float]:
+    """p50, p95, mean and max of durations given in seconds, as milliseconds."""
+    ms = [s * 1000 for s in seconds]
+    return {
+        "p50_ms": percentile(ms, 50),
+        "p95_ms": percentile(ms, 95),
+        "mean_ms": statistics.fmean(ms),
+        "max_ms": max(ms),
+        "n": len(ms),
+    }
+
+
+def rss_mb(pid: int | str = "self") -> float:
+    """Resident set size of a process in MiB (0.0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        pass
+    return 0.0
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size (``VmHWM``) in MiB."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def descendants(root: int) -> list[int]:
+    """Pids of every living process below ``root`` (from ``/proc/*/stat``)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def tree_rss_mb(root: int | None = None) -> tuple[float, int]:
+    """Total resident memory (MiB) of ``root`` (default: this process) and its descendants, and
+    how many processes that is."""
+    root = os.getpid() if root is None else root
+    pids = [root, *descendants(root)]
+    return sum(rss_mb(pid) for pid in pids), len(pids)
+
+
+@contextmanager
+def stopwatch() -> Iterator[list[float]]:
+    """``with stopwatch() as took:`` … then ``took[0]`` is the elapsed seconds."""
+    took: list[float] = []
+    start = time.perf_counter()
+    try:
+        yield took
+    finally:
+        took.append(time.perf_counter() - start)
+
+
+def machine() -> dict[str, Any]:
+    """Where the figures come from (load average included: these machines are shared)."""
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def write_report(name: str, out: str | Path, **sections: Any) -> Path:
+    """Write the benchmark's JSON report (name, time, machine and the given sections)."""
+    report = {
+        "benchmark": name,
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        **sections,
+    }
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    return path
+
+
+def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    """Rows as an aligned text table; floats get thousands separators and two decimals at most."""
+
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
+        if isinstance(value, int):
+            return f"{value:,}"
+        return str(value)
+
+    text = [[cell(row.get(column, "")) for column in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in text)) for i, c in enumerate(columns)]
+    print(
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(columns, widths, strict=True))
+        )
+    )
+    for row in text:
+        print(
+            "  ".join(
+                v.ljust(w) if i == 0 else v.rjust(w)
+                for i, (v, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+
+
+__all__ = [
+    "descendants",
+    "machine",
+    "peak_rss_mb",
+    "percentile",
+    "print_table",
+    "rss_mb",
+    "stopwatch",
+    "summary_ms",
+    "tree_rss_mb",
+    "write_report",
+]

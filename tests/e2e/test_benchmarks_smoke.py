@@ -1,0 +1,72 @@
+"""Every benchmark script runs end to end at a tiny size and writes the report it documents.
+
+Figures are not asserted (performance is measured, not tested); what is asserted is that each
+script works from a fresh clone and that its JSON carries the fields docs/BENCHMARKS.md quotes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+
+def bench(tmp_path: Path, script: str, *argv: str, timeout: float = 300) -> dict[str, Any]:
+    out = tmp_path / f"{script}.json"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / f"{script}.py"), *argv, "--out", str(out)],
+        capture_output=True, text=True, timeout=timeout, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"wrote {out}" in done.stdout
+    report = orjson.loads(out.read_bytes())
+    assert report["benchmark"] == script and report["machine"]["cpus"]
+    return report
+
+
+def test_bench_search_reports_latency_and_growth(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_search", "--sizes", "600,1200", "--queries", "20")
+    rows = {(row["kind"], row["corpus"]): row for row in report["results"]}
+    assert set(rows) == {("events", 600), ("events", 1200), ("raw", 600), ("raw", 1200)}
+    for row in rows.values():
+        assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["max_ms"] and row["n"] == 20
+        assert row["postings_p50"] > 0
+    assert {(g["kind"], g["from"], g["to"]) for g in report["growth"]} == {
+        ("events", 600, 1200),
+        ("raw", 600, 1200),
+    }
+
+
+def test_bench_replay_compares_snapshot_with_full_replay(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_replay", "--events", "3000", "--tail", "300", "--repeat", "1")
+    steps = {row["step"]: row for row in report["results"]}
+    assert set(steps) == {"decode", "full replay", "snapshot + tail"}
+    assert report["sizes"]["events"] == 3000 and report["sizes"]["messages"] > 0
+    assert report["hydrate_speedup"] > 0
+    assert report["memory"]["rss_after_mb"] > report["memory"]["rss_before_mb"] > 0
+
+
+def test_bench_ingest_ingests_and_verifies(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_ingest", "--conversations", "1")
+    assert report["verified"] is True and report["sizes"]["turns"] > 100
+    assert report["memory"]["blocks"] >= report["sizes"]["turns"] // 12
+    assert [row["turns"] for row in report["results"]] == ["all", "first 10%", "last 10%"]
+    assert set(report["last_over_first"]) == {"p50_ms", "p95_ms", "mean_ms"}
+
+
+@pytest.mark.ray
+def test_bench_namespaces_loses_no_turn(tmp_path: Path) -> None:
+    report = bench(
+        tmp_path, "bench_namespaces",
+        "--namespaces", "2", "--turns", "12", "--max-live", "1", "--workers", "2",
+        "--models", "none", timeout=400,
+    )  # fmt: skip
+    [row] = report["results"]
+    assert row["namespaces"] == 2 and row["turns"] == 24 and row["all_turns_in_log"]
+    assert row["peak_rss_mb"] > 0 and row["peak_processes"] > 1
