@@ -203,8 +203,10 @@ def ensure_ray(address: str | None = None) -> None:
 
 def directory(max_live: int) -> ActorHandle:
     """The cluster's directory actor (get-or-create)."""
+    # Detached: it must outlive the memory that happened to create it, or closing that memory
+    # would take the directory down and with it every role actor it owns (fate-sharing).
     return Directory.options(
-        name=DIRECTORY_NAME, namespace=RAY_NAMESPACE, get_if_exists=True
+        name=DIRECTORY_NAME, namespace=RAY_NAMESPACE, get_if_exists=True, lifetime="detached"
     ).remote(max_live)
 
 

@@ -45,3 +45,20 @@ def test_two_opens_share_actors_and_passivation_rehydrates(
     finally:
         first.close()
         second.close()
+
+
+def test_the_directory_outlives_the_memory_that_created_it(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    """Sequential opens and closes (a platform working through namespaces) share one directory:
+    the bound and the passivation count carry over, and a closed namespace's actors stay up."""
+    database = str(tmp_path / "sequential.db")
+    names = ["one", "two", "three"]
+    for name in names:
+        with StrataGate.open(database, name, runtime="ray", max_live_namespaces=2) as memory:
+            memory.append_turn(f"{name} note", "ok")
+            stats = memory._runtime.directory_stats()
+    assert stats["live"] == 2 and stats["passivations"] >= 1
+    with StrataGate.open(database, "three", runtime="ray", max_live_namespaces=2) as memory:
+        assert memory.turn == 1
+        assert ray.get(memory.handles.sealer.ping.remote()) is not None
