@@ -8,11 +8,12 @@ live == replay == snapshot + tail is checked.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from stratagate.events import DomainEvent, Recorded, canonical_json
 
@@ -67,7 +68,7 @@ class ReadModel:
 
     def digest(self) -> str:
         """SHA-256 of the canonical snapshot text."""
-        return hashlib.sha256(canonical_json(self.snapshot()).encode()).hexdigest()
+        return data_digest(self.snapshot())
 
 
 class Record(BaseModel):
@@ -76,14 +77,27 @@ class Record(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
 
-def dump_records(records: Mapping[str, BaseModel]) -> list[list[Any]]:
-    """JSON-able form of an id → record map as ``[key, record]`` pairs, keeping its order."""
-    return [[key, record.model_dump(mode="json")] for key, record in records.items()]
+def data_digest(data: Any) -> str:
+    """SHA-256 of the canonical JSON of a model's snapshot data."""
+    return hashlib.sha256(canonical_json(data).encode()).hexdigest()
 
 
-def load_records(model: type[R], items: Iterable[list[Any]]) -> dict[str, R]:
+@functools.cache
+def _pairs(model: type[BaseModel]) -> TypeAdapter[list[tuple[str, Any]]]:
+    return TypeAdapter(list[tuple[str, model]])  # type: ignore[valid-type]
+
+
+def dump_records(records: Mapping[str, R], model: type[R]) -> str:
+    """An id → record map as JSON text of ``[key, record]`` pairs, in its order.
+
+    Text, not Python lists: pydantic writes and (in ``load_records``) reads it in one pass of
+    its compiled core, which is what makes snapshots much cheaper than replaying the log."""
+    return _pairs(model).dump_json(list(records.items())).decode()
+
+
+def load_records(model: type[R], text: str) -> dict[str, R]:
     """The inverse of ``dump_records``."""
-    return {key: model.model_validate(value) for key, value in items}
+    return dict(_pairs(model).validate_json(text))
 
 
-__all__ = ["ReadModel", "Record", "dump_records", "handles", "load_records"]
+__all__ = ["ReadModel", "Record", "data_digest", "dump_records", "handles", "load_records"]

@@ -257,8 +257,8 @@ class BlocksModel(ReadModel):
             "turn": self.turn,
             "receipts": sorted(self.receipts),
             "commands": sorted(self.commands.items()),
-            "threads": dump_records(self.threads),
-            "blocks": dump_records(self.blocks),
+            "threads": dump_records(self.threads, ThreadRecord),
+            "blocks": dump_records(self.blocks, BlockRecord),
             "messages": [[m, r.thread, r.turn, r.block_id] for m, r in self.messages.items()],
         }
 

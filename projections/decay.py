@@ -84,7 +84,7 @@ class DecayModel(ReadModel):
         return {
             "lambda": self.lambda_,
             "latest": dict(sorted(self.latest.items())),
-            "pointers": dump_records(self.pointers),
+            "pointers": dump_records(self.pointers, Pointer),
         }
 
     @classmethod

@@ -142,7 +142,7 @@ class ElementsModel(ReadModel):
         return element, next(f for f in element.facts if f.id == fact_id)
 
     def snapshot(self) -> dict[str, Any]:
-        return {"elements": dump_records(self.elements)}
+        return {"elements": dump_records(self.elements, ElementRecord)}
 
     @classmethod
     def restore(cls, data: dict[str, Any]) -> Self:

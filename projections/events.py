@@ -176,7 +176,10 @@ class EventsModel(ReadModel):
     # -- snapshots --------------------------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
-        return {"records": dump_records(self.records), "imports": dump_records(self.imports)}
+        return {
+            "records": dump_records(self.records, EventRecord),
+            "imports": dump_records(self.imports, ImportRecord),
+        }
 
     @classmethod
     def restore(cls, data: dict[str, Any]) -> Self:

@@ -13,7 +13,9 @@ index never removes, so it does not pay for that.
 
 from __future__ import annotations
 
+import base64
 import heapq
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -32,7 +34,9 @@ class InvertedIndex:
         self._ids: list[str] = []
         self._numbers: dict[str, int] = {}
         self._lengths = array("i")
-        self._terms: dict[int, tuple[str, ...]] = {}
+        self._terms: dict[int, tuple[str, ...]] | None = {}
+        """Each document's distinct terms (removable indexes only; ``None`` until needed after a
+        restore)."""
         self.postings: dict[str, tuple[array[int], array[int]]] = {}
         self.total_length = 0
 
@@ -71,7 +75,7 @@ class InvertedIndex:
                 posting = self.postings[term] = (array("i"), array("i"))
             posting[0].append(number)
             posting[1].append(tf)
-        if self.removable:
+        if self.removable and self._terms is not None:
             self._terms[number] = tuple(counts)
 
     def remove(self, doc_id: str) -> None:
@@ -83,6 +87,8 @@ class InvertedIndex:
             raise ValueError("this index never removes documents")
         self.total_length -= self._lengths[number]
         self._lengths[number] = REMOVED
+        if self._terms is None:
+            self._terms = self._terms_by_document()
         for term in self._terms.pop(number):
             docs, tfs = self.postings[term]
             at = docs.index(number)
@@ -90,6 +96,13 @@ class InvertedIndex:
             del tfs[at]
             if not docs:
                 del self.postings[term]
+
+    def _terms_by_document(self) -> dict[int, tuple[str, ...]]:
+        found: dict[int, list[str]] = {}
+        for term, (docs, _) in self.postings.items():
+            for number in docs:
+                found.setdefault(number, []).append(term)
+        return {number: tuple(terms) for number, terms in found.items()}
 
     def _scores(self, query_tokens: Iterable[str], k1: float, b: float) -> dict[int, float]:
         n_docs = len(self._numbers)
@@ -127,35 +140,47 @@ class InvertedIndex:
         return [(ids[number], score) for number, score in best]
 
     def snapshot(self) -> dict[str, Any]:
-        """Documents (id, length) in order, and each posting as doc ids and tfs, terms sorted."""
-        ids = self._ids
-        return {
-            "docs": [[doc_id, self._lengths[number]] for doc_id, number in self._numbers.items()],
-            "postings": [
-                [term, [ids[n] for n in docs], list(tfs)]
-                for term, (docs, tfs) in sorted(self.postings.items())
-            ],
-        }
+        """Document ids in order, their lengths, and each posting as doc numbers and tfs (terms
+        sorted); numbers count the documents present, arrays are little-endian int32 in base64."""
+        numbers = self._numbers.values()
+        lengths, compact = self._lengths, None
+        if len(self._ids) != len(self._numbers):  # removals left gaps: renumber
+            compact = {number: i for i, number in enumerate(numbers)}
+            lengths = array("i", (self._lengths[number] for number in numbers))
+        postings = []
+        for term, (docs, tfs) in sorted(self.postings.items()):
+            if compact is not None:
+                docs = array("i", (compact[number] for number in docs))
+            postings.append([term, _encode(docs), _encode(tfs)])
+        return {"docs": list(self._numbers), "lengths": _encode(lengths), "postings": postings}
 
     @classmethod
     def restore(cls, data: dict[str, Any], *, removable: bool = True) -> InvertedIndex:
         """Rebuild an index from a snapshot without re-tokenising anything."""
         index = cls(removable=removable)
-        for doc_id, length in data["docs"]:
-            index._numbers[doc_id] = len(index._ids)
-            index._ids.append(doc_id)
-            index._lengths.append(length)
-            index.total_length += length
-        terms: dict[int, list[str]] = {}
-        numbers = index._numbers
-        for term, doc_ids, tfs in data["postings"]:
-            docs = array("i", (numbers[doc_id] for doc_id in doc_ids))
-            index.postings[term] = (docs, array("i", tfs))
-            if removable:
-                for number in docs:
-                    terms.setdefault(number, []).append(term)
-        index._terms = {number: tuple(found) for number, found in terms.items()}
+        index._ids = list(data["docs"])
+        index._numbers = {doc_id: number for number, doc_id in enumerate(index._ids)}
+        index._lengths = _decode(data["lengths"])
+        index.total_length = sum(index._lengths)
+        index.postings = {
+            term: (_decode(docs), _decode(tfs)) for term, docs, tfs in data["postings"]
+        }
+        index._terms = None  # rebuilt on the first removal
         return index
+
+
+def _encode(values: array[int]) -> str:
+    if sys.byteorder == "big":
+        values = array("i", values)
+        values.byteswap()
+    return base64.b64encode(values.tobytes()).decode("ascii")
+
+
+def _decode(text: str) -> array[int]:
+    values = array("i", base64.b64decode(text))
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values
 
 
 __all__ = ["InvertedIndex"]

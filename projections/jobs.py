@@ -200,8 +200,8 @@ class JobsModel(ReadModel):
 
     def snapshot(self) -> dict[str, Any]:
         return {
-            "extraction": dump_records(self.extraction),
-            "projection": dump_records(self.projection),
+            "extraction": dump_records(self.extraction, ExtractionJobRecord),
+            "projection": dump_records(self.projection, ProjectionJobRecord),
             "unqueued": [[key, ids] for key, ids in self.unqueued.items()],
         }
 

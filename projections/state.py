@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
-from projections.base import ReadModel
+from projections.base import ReadModel, data_digest
 from projections.blocks import BlocksModel
 from projections.decay import DecayModel
 from projections.elements import ElementsModel
@@ -47,6 +47,18 @@ def resolve_components(names: Iterable[str] | None) -> tuple[str, ...]:
     for name in list(wanted):
         wanted |= DEPENDENCIES.get(name, frozenset())
     return tuple(cls.name for cls in MODEL_ORDER if cls.name in wanted)
+
+
+def combined_digest(digests: dict[str, str]) -> str:
+    """The state digest from its models' digests."""
+    return hashlib.sha256(canonical_json(digests).encode()).hexdigest()
+
+
+def snapshot_digest(snapshot: dict[str, Any]) -> str:
+    """The digest of the state ``snapshot`` was taken from, computed from the data alone."""
+    return combined_digest(
+        {name: data_digest(entry["data"]) for name, entry in snapshot["models"].items()}
+    )
 
 
 class NamespaceState:
@@ -89,7 +101,7 @@ class NamespaceState:
 
     def digest(self) -> str:
         """One digest over every model's digest."""
-        return hashlib.sha256(canonical_json(self.digests()).encode()).hexdigest()
+        return combined_digest(self.digests())
 
     def snapshot(self) -> dict[str, Any]:
         """Every model's content with its version, and the position covered."""

@@ -133,10 +133,10 @@ class WeightsModel(ReadModel):
     def snapshot(self) -> dict[str, Any]:
         return {
             "turn": self.turn,
-            "weights": dump_records(self.weights),
-            "batches": dump_records(self.batches),
-            "assessments": dump_records(self.assessments),
-            "receipts": dump_records(self.receipts),
+            "weights": dump_records(self.weights, MemoryWeight),
+            "batches": dump_records(self.batches, BatchRecord),
+            "assessments": dump_records(self.assessments, AssessmentRecord),
+            "receipts": dump_records(self.receipts, UsageReceipt),
         }
 
     @classmethod
