@@ -67,6 +67,8 @@ class EventsModel(ReadModel):
     def __init__(self) -> None:
         self.records: dict[str, EventRecord] = {}
         self.imports: dict[str, ImportRecord] = {}
+        self.rank: dict[str, int] = {}
+        """Creation rank of each card: derived from the order of ``records``, not snapshotted."""
 
     # -- fold -------------------------------------------------------------------------------
 
@@ -76,6 +78,7 @@ class EventsModel(ReadModel):
             self.records[card.id] = EventRecord(
                 card=card, updated_at=card.updated_at, origin="extraction"
             )
+            self.rank.setdefault(card.id, len(self.rank))
 
     @handles(EventAdded)
     def _added(self, event: EventAdded, _: Recorded) -> None:
@@ -86,6 +89,7 @@ class EventsModel(ReadModel):
             origin=event.origin,
             import_batch_id=event.import_batch_id,
         )
+        self.rank.setdefault(card.id, len(self.rank))
         if event.import_batch_id is not None:
             self.imports[event.import_batch_id].added.append(card.id)
 
@@ -186,6 +190,7 @@ class EventsModel(ReadModel):
         model = cls()
         model.records = load_records(EventRecord, data["records"])
         model.imports = load_records(ImportRecord, data["imports"])
+        model.rank = {event_id: rank for rank, event_id in enumerate(model.records)}
         return model
 
 

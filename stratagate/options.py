@@ -49,6 +49,9 @@ class MemoryOptions:
     """Mark jobs found running as interrupted when the memory opens (off for read-only tools)."""
     max_live_namespaces: int = 8
     """Ray runtime: namespaces whose actors may stay alive at once; idle ones are passivated."""
+    timeline_limit: int = 200
+    """Events in the timeline an extractor gets: half the ones most related to the target
+    block, the rest the latest (0: every event, so the cost of extraction grows with history)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -69,8 +72,10 @@ class MemoryOptions:
             resolve(role, getattr(self, role))
         if not callable(self.clock) or not callable(self.id_factory):
             raise InvalidInputError("clock and id_factory must be callables")
-        if self.max_live_namespaces < 1 or self.snapshot_every < 0:
-            raise InvalidInputError("max_live_namespaces must be >= 1 and snapshot_every >= 0")
+        if self.max_live_namespaces < 1 or self.snapshot_every < 0 or self.timeline_limit < 0:
+            raise InvalidInputError(
+                "max_live_namespaces must be >= 1, snapshot_every and timeline_limit >= 0"
+            )
         if self.extra:
             raise InvalidInputError(f"unknown options: {', '.join(sorted(self.extra))}")
 

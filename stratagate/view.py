@@ -210,12 +210,32 @@ class MemoryView:
             source_messages=[m for m in block.l5_raw if m.id in cited],
         )
 
-    def timeline(self) -> list[TimelineEntry]:
-        """Existing retrievable events as the extractor sees them."""
+    def timeline(self, *, limit: int | None = None, related_to: str = "") -> list[TimelineEntry]:
+        """Existing active and superseded events as the extractor sees them, oldest first.
+
+        With ``limit``, a compact timeline of at most that many: up to half of them the events
+        most related to ``related_to`` (event search), the rest the latest ones. Its cost then
+        follows the limit, not the history."""
+        records = self.state.events.records
+        shown = ("active", "superseded")
+        if limit is None:
+            chosen: list[str] = [i for i, r in records.items() if r.status in shown]
+        else:
+            related = (
+                self.state.search.search_events(related_to, limit=max(1, limit // 2))
+                if related_to.strip() and limit > 1
+                else []
+            )
+            picked = dict.fromkeys(i for i, _ in related if records[i].status in shown)
+            for event_id in reversed(records):
+                if len(picked) >= limit:
+                    break
+                if records[event_id].status in shown:
+                    picked[event_id] = None
+            chosen = sorted(picked, key=self.state.events.rank.__getitem__)
         return [
-            TimelineEntry(id=r.card.id, title=r.card.title, temporal=r.card.temporal)
-            for r in self.state.events.records.values()
-            if r.status in ("active", "superseded")
+            TimelineEntry(id=e, title=records[e].card.title, temporal=records[e].card.temporal)
+            for e in chosen
         ]
 
     # -- elements ---------------------------------------------------------------------------

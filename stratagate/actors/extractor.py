@@ -103,7 +103,10 @@ class Extractor(Role):
             previous=view.block(previous.id) if previous else None,
             target=target,
             next=view.block(following.id),
-            timeline=view.timeline(),
+            timeline=view.timeline(
+                limit=self.options.timeline_limit or None,
+                related_to=" ".join([target.l0_title, *target.l0_tags, *target.l2_keypoints]),
+            ),
         )
         try:
             result = validate_output(ExtractionResult, invoke(extractor, context), "extractor")  # type: ignore[arg-type]
