@@ -105,7 +105,7 @@ class Extractor(Role):
             next=view.block(following.id),
             timeline=view.timeline(
                 limit=self.options.timeline_limit or None,
-                related_to=" ".join([target.l0_title, *target.l0_tags, *target.l2_keypoints]),
+                related_to=" ".join([target.l0_title, *target.l0_tags]),
             ),
         )
         try:
