@@ -6,8 +6,10 @@ For each N of ``--namespaces``: a fresh local Ray (``num_cpus=2``) and a fresh S
 ``wait=False`` (the call returns once the turn is durable; sealing, extraction and projection
 run in the namespace's actors), ``drain()`` and close. A sampler adds up the resident memory of
 the driver and every process below it (Ray's raylet, GCS and actor workers) once a second.
-Reports aggregate turns/s, peak resident memory and process count, passivations, and checks
-that the log holds every turn of every namespace.
+Reports aggregate turns/s, peak resident memory and process count (overall and in the first
+and second half of the run, to show whether memory keeps growing), passivations, and checks that
+the log holds every turn of every namespace. ``--max-seconds`` stops starting namespaces after
+that long (a large N then reports how many it completed, at the same rate and memory).
 
     python scripts/bench_namespaces.py [--namespaces 10,100] [--turns 24] [--max-live 8]
 """
@@ -37,17 +39,18 @@ from stratagate.events.sql_store import open_event_store
 
 
 @contextmanager
-def memory_sampler(every: float = 1.0) -> Iterator[dict[str, float]]:
+def memory_sampler(every: float = 1.0) -> Iterator[dict[str, Any]]:
     """Samples the process tree's resident memory until the block ends: peak MiB and processes."""
-    peak = {"rss_mb": 0.0, "processes": 0, "samples": 0}
+    peak: dict[str, Any] = {"rss_mb": 0.0, "processes": 0, "series": []}
     stop = threading.Event()
+    start = time.perf_counter()
 
     def sample() -> None:
         while not stop.is_set():
             total, processes = tree_rss_mb()
             peak["rss_mb"] = max(peak["rss_mb"], total)
             peak["processes"] = max(peak["processes"], processes)
-            peak["samples"] += 1
+            peak["series"].append((round(time.perf_counter() - start, 1), round(total), processes))
             stop.wait(every)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -74,8 +77,10 @@ def run(n: int, args: argparse.Namespace, turns: list[dict[str, Any]]) -> dict[s
             done, lock = [0], threading.Lock()
             stats: dict[str, int] = {}
 
-            def one(index: int) -> float:
+            def one(index: int) -> float | None:
                 began = time.perf_counter()
+                if deadline is not None and began > deadline:
+                    return None  # out of time: this namespace is not started
                 offset = index * args.turns % max(1, len(turns) - args.turns)
                 memory = StrataGate.open(database, f"ns-{index:04d}", **options)
                 try:
@@ -97,8 +102,9 @@ def run(n: int, args: argparse.Namespace, turns: list[dict[str, Any]]) -> dict[s
 
             with memory_sampler() as peak:
                 start = time.perf_counter()
+                deadline = start + args.max_seconds if args.max_seconds else None
                 with ThreadPoolExecutor(args.workers) as pool:
-                    per_namespace = list(pool.map(one, range(n)))
+                    per_namespace = [t for t in pool.map(one, range(n)) if t is not None]
                 elapsed = time.perf_counter() - start
             with open_event_store(database) as store, store.engine.connect() as conn:
                 stored = conn.execute(
@@ -109,19 +115,27 @@ def run(n: int, args: argparse.Namespace, turns: list[dict[str, Any]]) -> dict[s
                 ).one()
     finally:
         ray.shutdown()
-    total = n * args.turns
-    assert tuple(stored) == (total, n), f"the log holds {tuple(stored)}, expected {(total, n)}"
+    completed = len(per_namespace)
+    total = completed * args.turns
+    expected = (total, completed)
+    assert tuple(stored) == expected, f"the log holds {tuple(stored)}, expected {expected}"
+    series = peak["series"]
+    half = len(series) // 2
     return {
         "namespaces": n,
+        "completed": completed,
         "turns": total,
         "elapsed_s": elapsed,
         "turns_per_s": total / elapsed,
-        "namespace_p50_s": statistics.median(per_namespace),
+        "namespace_p50_s": statistics.median(per_namespace) if per_namespace else 0.0,
         "peak_rss_mb": peak["rss_mb"],
         "peak_processes": peak["processes"],
+        "peak_rss_first_half_mb": max((s[1] for s in series[:half]), default=0),
+        "peak_rss_second_half_mb": max((s[1] for s in series[half:]), default=0),
         "passivations": stats.get("passivations", 0),
         "live_at_end": stats.get("live", 0),
         "all_turns_in_log": True,
+        "rss_series": series,
     }
 
 
@@ -133,6 +147,7 @@ def main() -> None:
     parser.add_argument("--max-live", type=int, default=8, help="max_live_namespaces")
     parser.add_argument("--workers", type=int, default=8, help="driver threads")
     parser.add_argument("--models", choices=("offline", "none"), default="offline")
+    parser.add_argument("--max-seconds", type=float, default=0, help="stop starting namespaces")
     parser.add_argument("--out", default="bench-results/bench_namespaces.json")
     args = parser.parse_args()
 
@@ -140,7 +155,7 @@ def main() -> None:
     rows = []
     for n in (int(value) for value in args.namespaces.split(",")):
         rows.append(run(n, args, turns))
-        print_table(rows[-1:], list(rows[-1])[:8])
+        print_table(rows[-1:], list(rows[-1])[:9])
     out = write_report(
         "bench_namespaces",
         args.out,
@@ -150,6 +165,7 @@ def main() -> None:
             "max_live_namespaces": args.max_live,
             "workers": args.workers,
             "models": args.models,
+            "max_seconds": args.max_seconds,
             "ray_num_cpus": 2,
         },
         results=rows,
@@ -157,8 +173,9 @@ def main() -> None:
     print()
     print_table(
         rows,
-        ["namespaces", "turns", "elapsed_s", "turns_per_s", "namespace_p50_s", "peak_rss_mb",
-         "peak_processes", "passivations", "live_at_end"],
+        ["namespaces", "completed", "turns", "elapsed_s", "turns_per_s", "namespace_p50_s",
+         "peak_rss_mb", "peak_rss_first_half_mb", "peak_rss_second_half_mb", "peak_processes",
+         "passivations"],
     )  # fmt: skip
     print(f"wrote {out}")
 

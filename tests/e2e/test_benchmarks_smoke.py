@@ -68,5 +68,6 @@ def test_bench_namespaces_loses_no_turn(tmp_path: Path) -> None:
         "--models", "none", timeout=400,
     )  # fmt: skip
     [row] = report["results"]
-    assert row["namespaces"] == 2 and row["turns"] == 24 and row["all_turns_in_log"]
+    assert row["namespaces"] == row["completed"] == 2 and row["turns"] == 24
+    assert row["all_turns_in_log"] and row["rss_series"]
     assert row["peak_rss_mb"] > 0 and row["peak_processes"] > 1
