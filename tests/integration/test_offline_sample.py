@@ -30,17 +30,21 @@ DATE_LIKE = re.compile(
 )
 
 
+def ingest_sample(memory: StrataGate) -> None:
+    for line in SAMPLE.read_text(encoding="utf-8").splitlines():
+        turn = json.loads(line)
+        memory.append_turn(
+            turn["user"], turn["assistant"], created_at=turn["created_at"],
+            thread_id=turn["thread_id"], receipt_id=turn["receipt_id"],
+        )  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def memory() -> Iterator[StrataGate]:
     with StrataGate.in_memory(
         summarizer="offline", extractor="offline", element_projector="offline"
     ) as memory:
-        for line in SAMPLE.read_text(encoding="utf-8").splitlines():
-            turn = json.loads(line)
-            memory.append_turn(
-                turn["user"], turn["assistant"], created_at=turn["created_at"],
-                thread_id=turn["thread_id"], receipt_id=turn["receipt_id"],
-            )  # fmt: skip
+        ingest_sample(memory)
         yield memory
 
 
@@ -256,12 +260,7 @@ def test_replay_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
         extractor="offline",
         element_projector="offline",
     ) as memory:
-        for line in SAMPLE.read_text(encoding="utf-8").splitlines():
-            turn = json.loads(line)
-            memory.append_turn(
-                turn["user"], turn["assistant"], created_at=turn["created_at"],
-                thread_id=turn["thread_id"], receipt_id=turn["receipt_id"],
-            )  # fmt: skip
+        ingest_sample(memory)
         assert memory.verify().ok
     outputs = set()
     for seed in ("1", "2", "3", "4"):
