@@ -45,7 +45,8 @@ class Extractor(Role):
     """The only writer of the extraction stream."""
 
     stream = EXTRACTION
-    components = ("blocks", "decay", "events", "jobs")
+    components = ("blocks", "decay", "events", "jobs", "search")
+    """``search`` picks the events related to a target block for its compact timeline."""
 
     def pending_blocks(self, *, retry_failed: bool, retry_skipped: bool) -> list[tuple[str, int]]:
         """(block id, thread position) of every target ready for (re)extraction, in order."""
