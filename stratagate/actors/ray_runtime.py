@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any
 
 import ray
@@ -126,14 +126,24 @@ class Directory:
     def __init__(self, max_live: int) -> None:
         self.max_live = max_live
         self.live: OrderedDict[str, dict[str, ActorHandle]] = OrderedDict()
+        self.users: Counter[str] = Counter()
+        """Open memories per namespace: namespaces nobody has open are passivated first."""
         self.passivations = 0
 
     def activate(
-        self, database: str, namespace: str, options: MemoryOptions, recover: bool
+        self,
+        database: str,
+        namespace: str,
+        options: MemoryOptions,
+        recover: bool,
+        attach: bool = False,
     ) -> dict[str, ActorHandle]:
-        """Handles of a namespace's actors, creating them if needed; passivates beyond the bound."""
+        """Handles of a namespace's actors, creating them if needed; passivates beyond the bound
+        (``attach``: a memory opens it, and holds it until ``release``)."""
         self.max_live = options.max_live_namespaces  # the latest opener sets the bound
         key = f"{database}|{namespace}"
+        if attach:
+            self.users[key] += 1
         handles = self.live.get(key)
         if handles is not None:
             try:  # the latest opener's options (callbacks, clock) apply to the shared actors
@@ -155,9 +165,22 @@ class Directory:
             self.live[key] = handles
         self.live.move_to_end(key)
         while len(self.live) > self.max_live:
-            _old_key, old = self.live.popitem(last=False)
-            self._stop(old)
+            self._stop(self.live.pop(self._victim()))
         return handles
+
+    def _victim(self) -> str:
+        """The least recently used namespace nobody has open, else the least recently used
+        (never the one just activated, which is the most recent)."""
+        candidates = list(self.live)[:-1]
+        return next((key for key in candidates if self.users[key] <= 0), candidates[0])
+
+    def release(self, database: str, namespace: str) -> None:
+        """A memory on the namespace closed; it stays live until the bound needs its place."""
+        key = f"{database}|{namespace}"
+        if self.users[key] > 0:
+            self.users[key] -= 1
+        if self.users[key] <= 0:
+            del self.users[key]
 
     def touch(self, database: str, namespace: str) -> None:
         key = f"{database}|{namespace}"
@@ -184,6 +207,7 @@ class Directory:
     def stats(self) -> dict[str, int]:
         return {
             "live": len(self.live),
+            "open": sum(1 for key in self.live if self.users[key] > 0),
             "max_live": self.max_live,
             "passivations": self.passivations,
         }
@@ -233,22 +257,15 @@ class RayRuntime:
         self.recover = recover
         self._pending: list[ray.ObjectRef] = []
         self._directory = directory(options.max_live_namespaces)
-        self._handles = self._activate()
+        self._handles = self._activate(attach=True)
 
-    def _activate(self) -> dict[str, ActorHandle]:
+    def _activate(self, *, attach: bool = False) -> dict[str, ActorHandle]:
+        args = (self.database, self.namespace, self.options, self.recover, attach)
         try:
-            return ray.get(
-                self._directory.activate.remote(
-                    self.database, self.namespace, self.options, self.recover
-                )
-            )
-        except RayActorError:  # the directory died with its creator: make a new one
+            return ray.get(self._directory.activate.remote(*args))
+        except RayActorError:  # the directory was stopped (ray.kill): make a new one
             self._directory = directory(self.options.max_live_namespaces)
-            return ray.get(
-                self._directory.activate.remote(
-                    self.database, self.namespace, self.options, self.recover
-                )
-            )
+            return ray.get(self._directory.activate.remote(*args))
 
     @property
     def handles(self) -> Handles:
@@ -322,6 +339,8 @@ class RayRuntime:
             for role in ROLE_CLASSES:
                 with contextlib.suppress(RayActorError, StrataGateError):
                     self.call(role, "passivate")
+        with contextlib.suppress(RayActorError):
+            ray.get(self._directory.release.remote(self.database, self.namespace))
 
 
 __all__ = ["DIRECTORY_NAME", "RAY_NAMESPACE", "Directory", "RayRuntime", "actor_name", "ensure_ray"]

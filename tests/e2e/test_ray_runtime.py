@@ -62,3 +62,24 @@ def test_the_directory_outlives_the_memory_that_created_it(
     with StrataGate.open(database, "three", runtime="ray", max_live_namespaces=2) as memory:
         assert memory.turn == 1
         assert ray.get(memory.handles.sealer.ping.remote()) is not None
+
+
+def test_namespaces_nobody_has_open_are_passivated_first(ray_cluster: None, tmp_path: Path) -> None:
+    """Under the bound, a closed namespace gives up its place before one a memory still holds,
+    even if the held one was used less recently (no thrashing of work in progress)."""
+    database = str(tmp_path / "users.db")
+    held = StrataGate.open(database, "held", runtime="ray", max_live_namespaces=2)
+    try:
+        held.append_turn("held note", "ok")
+        with StrataGate.open(database, "closed", runtime="ray", max_live_namespaces=2) as closed:
+            closed.append_turn("closed note", "ok")
+            closed_sealer = closed.handles.sealer
+        with StrataGate.open(database, "new", runtime="ray", max_live_namespaces=2) as new:
+            new.append_turn("new note", "ok")  # the bound needs a place: 'closed' gives it
+            stats = new._runtime.directory_stats()
+        assert ray.get(held.handles.sealer.ping.remote()) is not None
+        with pytest.raises(ray.exceptions.RayActorError):
+            ray.get(closed_sealer.ping.remote())
+        assert stats["live"] == 2 and stats["open"] == 2  # held, and new while it was open
+    finally:
+        held.close()
