@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from projections.state import NamespaceState, snapshot_digest
+from projections.state import NamespaceState, resolve_components, snapshot_digest
 from stratagate.events import EventStore, Recorded, Snapshot, decode
 from stratagate.timeutil import format_utc, utc_now
 
@@ -61,11 +61,6 @@ def replay(
     return state
 
 
-def encode_snapshot(state: NamespaceState) -> bytes:
-    """The compressed snapshot payload of a state."""
-    return _compress(state.snapshot())
-
-
 def _compress(data: dict[str, Any]) -> bytes:
     return zlib.compress(orjson.dumps({"format": SNAPSHOT_FORMAT, "state": data}), 1)
 
@@ -75,11 +70,6 @@ def _decompress(payload: bytes) -> dict[str, Any]:
     if body.get("format") != SNAPSHOT_FORMAT:
         raise ValueError(f"snapshot format {body.get('format')} is not {SNAPSHOT_FORMAT}")
     return body["state"]
-
-
-def decode_snapshot(payload: bytes) -> NamespaceState:
-    """The state a payload holds; ``ValueError`` when its format or versions do not fit."""
-    return NamespaceState.restore(_decompress(payload))
 
 
 def save_snapshot(store: EventStore, state: NamespaceState, key: str) -> Snapshot:
@@ -115,7 +105,7 @@ def load_snapshot(
         state = NamespaceState.restore(data)
     except (ValueError, KeyError, TypeError, zlib.error, orjson.JSONDecodeError):
         return None
-    if state.components != NamespaceState(namespace, components).components:
+    if state.components != resolve_components(components):
         return None
     return state
 
@@ -134,8 +124,6 @@ def hydrate(
 
 __all__ = [
     "catch_up",
-    "decode_snapshot",
-    "encode_snapshot",
     "hydrate",
     "iter_records",
     "load_snapshot",

@@ -17,24 +17,19 @@ import statistics
 import sys
 import tempfile
 import time
-from typing import Any
 
 from benchkit import peak_rss_mb, print_table, summary_ms, write_report
 
 from stratagate import StrataGate
 from stratagate.cli_ingest import model_options
-from stratagate.locomo import conversation_turns, default_data_dir, load_conversation
+from stratagate.locomo import default_data_dir
+from stratagate.turn_files import FileTurn, read_turn_file
 
 
-def locomo_turns(conversations: int) -> list[dict[str, Any]]:
-    """Append-turn arguments for the first ``conversations`` samples, one thread each."""
-    turns = []
-    for path in sorted(default_data_dir().glob("*.json"))[:conversations]:
-        conversation = load_conversation(path)
-        prefix = f"{conversation.sample_id}:"
-        for turn in conversation_turns(conversation, id_prefix=prefix):
-            turns.append({**turn, "thread_id": conversation.sample_id})
-    return turns
+def locomo_turns(conversations: int) -> list[FileTurn]:
+    """The first ``conversations`` samples as ``stratagate ingest`` reads them (a thread each)."""
+    paths = sorted(default_data_dir().glob("*.json"))[:conversations]
+    return [turn for path in paths for turn in read_turn_file(path).turns]
 
 
 def main() -> None:
@@ -56,10 +51,7 @@ def main() -> None:
             start = time.perf_counter()
             for n, turn in enumerate(turns, start=1):
                 began = time.perf_counter()
-                memory.append_turn(
-                    turn["user"], turn["assistant"],
-                    created_at=turn["created_at"], thread_id=turn["thread_id"],
-                )  # fmt: skip
+                memory.append_turn(turn.user, turn.assistant, **turn.append_kwargs())
                 took.append(time.perf_counter() - began)
                 if n % 500 == 0:
                     print(f"  {n:,}/{len(turns):,} turns", file=sys.stderr)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -20,10 +19,10 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
+from benchkit import write_report
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
@@ -173,28 +172,20 @@ def main() -> None:
                 }
             )
 
-    report = {
-        "benchmark": "bench_log",
-        "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-        },
-        "sizes": {
+    out = write_report(
+        "bench_log",
+        args.out,
+        sizes={
             "single": args.single,
             "batched": args.batched,
             "batch_size": args.batch_size,
             "page_size": args.page_size,
             "repeat": args.repeat,
         },
-        "sqlite_synchronous": SQLITE_SYNCHRONOUS,
-        "results": results,
-        "skipped": skipped,
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+        sqlite_synchronous=SQLITE_SYNCHRONOUS,
+        results=results,
+        skipped=skipped,
+    )
 
     print(f"{'backend':<10} {'metric':<15} {'median events/s':>16}  runs")
     for row in results:

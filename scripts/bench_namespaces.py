@@ -36,6 +36,7 @@ from sqlalchemy import text
 from stratagate import StrataGate
 from stratagate.cli_ingest import model_options
 from stratagate.events.sql_store import open_event_store
+from stratagate.turn_files import FileTurn
 
 
 @contextmanager
@@ -62,7 +63,13 @@ def memory_sampler(every: float = 1.0) -> Iterator[dict[str, Any]]:
         thread.join()
 
 
-def run(n: int, args: argparse.Namespace, turns: list[dict[str, Any]]) -> dict[str, Any]:
+def mean_by_tenth(series: list[tuple[float, int, int]]) -> list[int]:
+    """Mean sampled total RSS (MiB) in each tenth of the run: does memory keep rising?"""
+    tenths = [series[i * len(series) // 10 : (i + 1) * len(series) // 10] for i in range(10)]
+    return [round(statistics.fmean(s[1] for s in part)) for part in tenths if part]
+
+
+def run(n: int, args: argparse.Namespace, turns: list[FileTurn]) -> dict[str, Any]:
     """N namespaces through a fresh Ray and a fresh database; the figures of that run."""
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, namespace="stratagate")
     try:
@@ -86,10 +93,8 @@ def run(n: int, args: argparse.Namespace, turns: list[dict[str, Any]]) -> dict[s
                 try:
                     for turn in turns[offset : offset + args.turns]:
                         memory.append_turn(
-                            turn["user"], turn["assistant"],
-                            created_at=turn["created_at"], thread_id=turn["thread_id"],
-                            wait=False,
-                        )  # fmt: skip
+                            turn.user, turn.assistant, **turn.append_kwargs(), wait=False
+                        )
                     memory.drain()
                     with lock:
                         done[0] += 1
@@ -132,6 +137,7 @@ def run(n: int, args: argparse.Namespace, turns: list[dict[str, Any]]) -> dict[s
         "peak_processes": peak["processes"],
         "peak_rss_first_half_mb": max((s[1] for s in series[:half]), default=0),
         "peak_rss_second_half_mb": max((s[1] for s in series[half:]), default=0),
+        "rss_mean_by_tenth_mb": mean_by_tenth(series),
         "passivations": stats.get("passivations", 0),
         "live_at_end": stats.get("live", 0),
         "all_turns_in_log": True,

@@ -9,9 +9,7 @@ from __future__ import annotations
 import os
 import platform
 import statistics
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -93,17 +91,6 @@ def tree_rss_mb(root: int | None = None) -> tuple[float, int]:
     return sum(rss_mb(pid) for pid in pids), len(pids)
 
 
-@contextmanager
-def stopwatch() -> Iterator[list[float]]:
-    """``with stopwatch() as took:`` … then ``took[0]`` is the elapsed seconds."""
-    took: list[float] = []
-    start = time.perf_counter()
-    try:
-        yield took
-    finally:
-        took.append(time.perf_counter() - start)
-
-
 def machine() -> dict[str, Any]:
     """Where the figures come from (load average included: these machines are shared)."""
     return {
@@ -162,7 +149,6 @@ __all__ = [
     "percentile",
     "print_table",
     "rss_mb",
-    "stopwatch",
     "summary_ms",
     "tree_rss_mb",
     "write_report",

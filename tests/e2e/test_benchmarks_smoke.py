@@ -69,5 +69,15 @@ def test_bench_namespaces_loses_no_turn(tmp_path: Path) -> None:
     )  # fmt: skip
     [row] = report["results"]
     assert row["namespaces"] == row["completed"] == 2 and row["turns"] == 24
-    assert row["all_turns_in_log"] and row["rss_series"]
+    assert row["all_turns_in_log"] and row["rss_series"] and row["rss_mean_by_tenth_mb"]
     assert row["peak_rss_mb"] > 0 and row["peak_processes"] > 1
+
+
+def test_bench_log_measures_every_metric_on_sqlite(tmp_path: Path) -> None:
+    report = bench(
+        tmp_path, "bench_log",
+        "--backends", "sqlite", "--single", "20", "--batched", "200", "--repeat", "1",
+    )  # fmt: skip
+    metrics = {row["metric"] for row in report["results"] if row["backend"] == "sqlite"}
+    assert metrics == {"append_single", "append_batch", "replay", "verify"}
+    assert all(row["median"] > 0 for row in report["results"])
