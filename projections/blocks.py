@@ -13,7 +13,7 @@ from typing import Any, Literal, Self
 
 from pydantic import Field
 
-from projections.base import ReadModel, Record, dump_records, handles, load_records
+from projections.read_model import ReadModel, Record, dump_records, handles, load_records
 from stratagate.events import (
     BlockSealed,
     ExternalImportRecorded,

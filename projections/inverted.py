@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from stratagate.ranking import DEFAULT_B, DEFAULT_K1, bm25_idf
+from stratagate.core.ranking import DEFAULT_B, DEFAULT_K1, bm25_idf
 
 REMOVED = -1
 

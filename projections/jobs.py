@@ -10,7 +10,7 @@ from typing import Any, Self
 
 from pydantic import Field
 
-from projections.base import ReadModel, Record, dump_records, handles, load_records
+from projections.read_model import ReadModel, Record, dump_records, handles, load_records
 from stratagate.events import (
     EventAdded,
     ExtractionFailed,

@@ -14,8 +14,9 @@ from typing import Any
 import orjson
 
 from projections.state import NamespaceState, resolve_components, snapshot_digest
-from stratagate.events import EventStore, Recorded, Snapshot, decode
-from stratagate.timeutil import format_utc, utc_now
+from stratagate.core.timeutil import format_utc, utc_now
+from stratagate.events import Recorded, decode
+from stratagate.store import EventStore, Snapshot
 
 PAGE_SIZE = 2000
 SNAPSHOT_FORMAT = 2

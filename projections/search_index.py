@@ -31,11 +31,21 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal, Self
 
-from projections.base import ReadModel, handles
 from projections.blocks import BlocksModel, thread_key
-from projections.elements import ElementRecord, ElementsModel
-from projections.events import EventsModel, touched_event_ids
+from projections.cards import EventsModel, touched_event_ids
+from projections.element_facts import ElementRecord, ElementsModel
 from projections.inverted import InvertedIndex
+from projections.read_model import ReadModel, handles
+from stratagate.core.facts import normalize_name
+from stratagate.core.ranking import rrf_rank
+from stratagate.core.search_text import (
+    normalize_search_text,
+    query_tokens,
+    search_tokens,
+    weighted_tokens,
+    word_tokens,
+)
+from stratagate.core.timeutil import partial_bounds
 from stratagate.events import (
     DomainEvent,
     EventAdded,
@@ -50,17 +60,7 @@ from stratagate.events import (
     Recorded,
     TurnAppended,
 )
-from stratagate.facts import normalize_name
 from stratagate.models import ElementFact, EventCard, RawMessage
-from stratagate.ranking import rrf_rank
-from stratagate.text import (
-    normalize_search_text,
-    query_tokens,
-    search_tokens,
-    weighted_tokens,
-    word_tokens,
-)
-from stratagate.timeutil import partial_bounds
 
 EVENT_FIELD_WEIGHTS = {
     "title": 4,

@@ -11,14 +11,14 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
-from projections.base import ReadModel, data_digest
 from projections.blocks import BlocksModel
-from projections.decay import DecayModel
-from projections.elements import ElementsModel
-from projections.events import EventsModel
+from projections.cards import EventsModel
+from projections.element_facts import ElementsModel
 from projections.jobs import JobsModel
+from projections.pointers import DecayModel
+from projections.read_model import ReadModel, data_digest
 from projections.search_index import SearchIndex
-from projections.weights import WeightsModel
+from projections.usage import WeightsModel
 from stratagate.events import Recorded, canonical_json
 
 MODEL_ORDER: tuple[type[ReadModel], ...] = (

@@ -21,9 +21,9 @@ import time
 from benchkit import peak_rss_mb, print_table, summary_ms, write_report
 
 from stratagate import StrataGate
-from stratagate.cli_ingest import model_options
-from stratagate.locomo import default_data_dir
-from stratagate.turn_files import FileTurn, read_turn_file
+from stratagate.cli.ingest_job import model_options
+from stratagate.formats.locomo import default_data_dir
+from stratagate.formats.turn_files import FileTurn, read_turn_file
 
 
 def locomo_turns(conversations: int) -> list[FileTurn]:

@@ -34,9 +34,9 @@ from benchkit import print_table, tree_rss_mb, write_report
 from sqlalchemy import text
 
 from stratagate import StrataGate
-from stratagate.cli_ingest import model_options
-from stratagate.events.sql_store import open_event_store
-from stratagate.turn_files import FileTurn
+from stratagate.cli.ingest_job import model_options
+from stratagate.formats.turn_files import FileTurn
+from stratagate.store.sql import open_event_store
 
 
 @contextmanager

@@ -32,8 +32,9 @@ from benchkit import print_table, rss_mb, write_report
 from corpus import LogWriter, locomo_lines
 
 from projections.replay import hydrate, iter_records, replay, save_snapshot
-from stratagate.events import DomainEvent, EventStore, encode
-from stratagate.events.sql_store import open_event_store
+from stratagate.events import DomainEvent, encode
+from stratagate.store import EventStore
+from stratagate.store.sql import open_event_store
 
 NAMESPACE = "bench"
 BATCH = 500

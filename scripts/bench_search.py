@@ -25,9 +25,9 @@ from corpus import Folder, LogWriter, added_cards, locomo_lines
 
 from projections.inverted import InvertedIndex
 from projections.state import NamespaceState
-from stratagate.locomo import default_data_dir, load_conversation
-from stratagate.text import query_tokens
-from stratagate.view import MemoryView
+from stratagate.core.search_text import query_tokens
+from stratagate.formats.locomo import default_data_dir, load_conversation
+from stratagate.read.view import MemoryView
 
 
 def questions(count: int) -> list[str]:

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from stratagate.core.default_summary import default_summary
+from stratagate.core.layers import deterministic_layers
+from stratagate.core.timeutil import format_utc
 from stratagate.events import (
     BlockSealed,
     DomainEvent,
@@ -25,11 +28,8 @@ from stratagate.events import (
     SealStarted,
     TurnAppended,
 )
-from stratagate.layers import deterministic_layers
-from stratagate.locomo import default_data_dir, load_conversation, message_content
+from stratagate.formats.locomo import default_data_dir, load_conversation, message_content
 from stratagate.models import EventCard, EventTemporal, RawMessage
-from stratagate.summary import default_summary
-from stratagate.timeutil import format_utc
 
 BLOCK_TURNS = 12
 COPY_SHIFT = timedelta(days=400)

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import orjson
 
-from stratagate.locomo import (
+from stratagate.core.timeutil import partial_bounds
+from stratagate.formats.locomo import (
     LocomoConversation,
     conversation_turns,
     default_data_dir,
@@ -47,7 +48,6 @@ from stratagate.models import (
     TimelineEntry,
 )
 from stratagate.offline import offline_extractor, offline_summarizer
-from stratagate.timeutil import partial_bounds
 
 MATCH_THRESHOLD = 0.5
 MONTH = timedelta(days=31)

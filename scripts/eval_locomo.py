@@ -38,7 +38,7 @@ import orjson
 from rank_bm25 import BM25Okapi
 
 from stratagate import StrataGate
-from stratagate.locomo import (
+from stratagate.formats.locomo import (
     PAD_SUFFIX,
     LocomoConversation,
     conversation_turns,

@@ -17,7 +17,7 @@ _EXPORTS: dict[str, str] = {
     "BlockContextEntry": "stratagate.results",
     "BlockSummary": "stratagate.models",
     "ChainVerificationError": "stratagate.errors",
-    "DeterministicLayers": "stratagate.layers",
+    "DeterministicLayers": "stratagate.core.layers",
     "DrainTimeoutError": "stratagate.errors",
     "ElementCard": "stratagate.models",
     "ElementFact": "stratagate.models",
@@ -40,13 +40,13 @@ _EXPORTS: dict[str, str] = {
     "ImportResult": "stratagate.results",
     "InvalidInputError": "stratagate.errors",
     "MemoryBlock": "stratagate.models",
-    "MemoryView": "stratagate.view",
+    "MemoryView": "stratagate.read.view",
     "MemoryWeight": "stratagate.models",
     "ModelError": "stratagate.errors",
     "ModelResponseError": "stratagate.errors",
     "ModelTimeoutError": "stratagate.errors",
     "NamespaceStats": "stratagate.results",
-    "RankedHit": "stratagate.ranking",
+    "RankedHit": "stratagate.core.ranking",
     "RawHit": "stratagate.results",
     "RawMessage": "stratagate.models",
     "RecallContext": "stratagate.results",
@@ -66,25 +66,37 @@ _EXPORTS: dict[str, str] = {
     "UsageAudit": "stratagate.models",
     "UsageReceipt": "stratagate.models",
     "VerifyReport": "stratagate.results",
-    "block_weight": "stratagate.decay",
-    "bm25_rank": "stratagate.ranking",
-    "condense_transcript": "stratagate.layers",
-    "criticality_floor": "stratagate.weights",
-    "decayed_level": "stratagate.decay",
-    "deterministic_layers": "stratagate.layers",
-    "estimate_tokens": "stratagate.tokens",
-    "memory_weight": "stratagate.weights",
-    "normalize_assessment": "stratagate.gate",
-    "normalize_level": "stratagate.decay",
-    "readable_transcript": "stratagate.layers",
-    "render_raw": "stratagate.layers",
-    "rrf_rank": "stratagate.ranking",
-    "search_tokens": "stratagate.text",
+    "block_weight": "stratagate.core.decay",
+    "bm25_rank": "stratagate.core.ranking",
+    "condense_transcript": "stratagate.core.layers",
+    "criticality_floor": "stratagate.core.memory_weight",
+    "decayed_level": "stratagate.core.decay",
+    "deterministic_layers": "stratagate.core.layers",
+    "estimate_tokens": "stratagate.core.tokens",
+    "memory_weight": "stratagate.core.memory_weight",
+    "normalize_assessment": "stratagate.core.gate",
+    "normalize_level": "stratagate.core.decay",
+    "readable_transcript": "stratagate.core.layers",
+    "render_raw": "stratagate.core.layers",
+    "rrf_rank": "stratagate.core.ranking",
+    "search_tokens": "stratagate.core.search_text",
 }
 
 if TYPE_CHECKING:
     from stratagate.async_api import AsyncStrataGate
-    from stratagate.decay import block_weight, decayed_level, normalize_level
+    from stratagate.core.decay import block_weight, decayed_level, normalize_level
+    from stratagate.core.gate import normalize_assessment
+    from stratagate.core.layers import (
+        DeterministicLayers,
+        condense_transcript,
+        deterministic_layers,
+        readable_transcript,
+        render_raw,
+    )
+    from stratagate.core.memory_weight import criticality_floor, memory_weight
+    from stratagate.core.ranking import RankedHit, bm25_rank, rrf_rank
+    from stratagate.core.search_text import search_tokens
+    from stratagate.core.tokens import estimate_tokens
     from stratagate.errors import (
         ChainVerificationError,
         DrainTimeoutError,
@@ -98,14 +110,6 @@ if TYPE_CHECKING:
         StorageError,
         StrataGateError,
         UnknownIdError,
-    )
-    from stratagate.gate import normalize_assessment
-    from stratagate.layers import (
-        DeterministicLayers,
-        condense_transcript,
-        deterministic_layers,
-        readable_transcript,
-        render_raw,
     )
     from stratagate.memory import StrataGate
     from stratagate.models import (
@@ -133,7 +137,7 @@ if TYPE_CHECKING:
         UsageAudit,
         UsageReceipt,
     )
-    from stratagate.ranking import RankedHit, bm25_rank, rrf_rank
+    from stratagate.read.view import MemoryView
     from stratagate.results import (
         AppendTurnResult,
         BlockContextEntry,
@@ -150,10 +154,6 @@ if TYPE_CHECKING:
         ResumePendingResult,
         VerifyReport,
     )
-    from stratagate.text import search_tokens
-    from stratagate.tokens import estimate_tokens
-    from stratagate.view import MemoryView
-    from stratagate.weights import criticality_floor, memory_weight
 
 
 def __getattr__(name: str) -> Any:

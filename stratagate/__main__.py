@@ -2,6 +2,6 @@
 
 import sys
 
-from stratagate.cli import main
+from stratagate.cli.app import main
 
 sys.exit(main())

@@ -16,6 +16,7 @@ from stratagate.memory import StrataGate
 
 ASYNC_METHODS: tuple[str, ...] = (
     "append_turn",
+    "append_turns",
     "drain",
     "resume_pending_work",
     "list_blocks",
@@ -30,6 +31,7 @@ ASYNC_METHODS: tuple[str, ...] = (
     "get_block",
     "stats",
     "add_event",
+    "add_events",
     "search_events",
     "search_elements",
     "search_raw_memory",

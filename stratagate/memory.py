@@ -10,21 +10,65 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from projections.replay import iter_records, replay
-from stratagate.actors.inline import Handles, InlineRuntime
-from stratagate.actors.sealer import TurnAck, TurnCommand
-from stratagate.callbacks import invoke
+from stratagate.actors.inline_runtime import InlineRuntime
+from stratagate.actors.role import new_command_id
+from stratagate.actors.routing import Handles
+from stratagate.actors.runtime import Runtime
+from stratagate.callbacks import invoke, validate_output
+from stratagate.core.timeutil import parse_datetime
+from stratagate.core.turn_input import check_thread_id, check_time, turn_messages
 from stratagate.errors import InvalidInputError, StorageError
-from stratagate.events import EventStore
-from stratagate.events.sql_store import open_event_store
-from stratagate.external_import import Decision, ImportPlan, check_decision, parse_document
+from stratagate.formats.external_memory import Decision, check_decision, parse_document
+from stratagate.messages import (
+    AddEvents,
+    AppendTurn,
+    AppendTurns,
+    ApplySettings,
+    Assess,
+    ClaimProjection,
+    CompleteProjection,
+    CurrentTurn,
+    EventWeight,
+    ExpandEvent,
+    ExtractReady,
+    FailProjection,
+    GetBlock,
+    GetBlockContext,
+    GetElement,
+    GetEvent,
+    GetStats,
+    Govern,
+    Governance,
+    HasReceipt,
+    ImportExternal,
+    LiftBlock,
+    ListBlocks,
+    ListElements,
+    ListEvents,
+    ListExtractionJobs,
+    ListOpenTail,
+    ListProjectionJobs,
+    ListUsageReceipts,
+    Message,
+    PlanImport,
+    QueueProjections,
+    Recall,
+    RecordUse,
+    RunProjections,
+    SealReady,
+    SearchElements,
+    SearchEvents,
+    SearchRaw,
+    UndoImport,
+)
 from stratagate.models import (
     ElementCard,
     ElementProjectionContext,
@@ -37,12 +81,16 @@ from stratagate.models import (
     RawMessage,
     RetrievalAssessment,
     ToolTrace,
+    TurnInput,
     UsageAudit,
     UsageReceipt,
+    parse_input,
 )
 from stratagate.options import MemoryOptions
+from stratagate.read.view import MemoryView
 from stratagate.results import (
     AppendTurnResult,
+    AppendTurnsResult,
     BlockContextEntry,
     ElementHit,
     EventHit,
@@ -56,9 +104,10 @@ from stratagate.results import (
     ResumePendingResult,
     VerifyReport,
 )
-from stratagate.timeutil import parse_datetime
-from stratagate.turns import check_thread_id, check_time, turn_messages
-from stratagate.view import MemoryView
+from stratagate.store import EventStore
+from stratagate.store.sql import open_event_store
+
+R = TypeVar("R")
 
 
 def check_namespace(namespace: object) -> str:
@@ -116,13 +165,13 @@ class StrataGate:
         self._store = open_event_store(database)
         try:
             self._runtime = self._make_runtime(recover=options.recover_on_open)
-            self._runtime.call("sealer", "apply_settings")
+            self._runtime.send(ApplySettings())
         except BaseException:
             self._store.close()
             raise
         return self
 
-    def _make_runtime(self, *, recover: bool) -> Any:
+    def _make_runtime(self, *, recover: bool) -> Runtime:
         if self._options.runtime == "ray":
             from stratagate.actors.ray_runtime import RayRuntime
 
@@ -151,13 +200,11 @@ class StrataGate:
             if self._temp_dir is not None:
                 shutil.rmtree(self._temp_dir, ignore_errors=True)
 
-    def _call(self, role: str, method: str, *args: Any, **kwargs: Any) -> Any:
+    def _send(self, message: Message[R]) -> R:
+        """Deliver one operation to the role that handles it (see ``actors.routing``)."""
         if self._closed:
             raise StorageError("this memory is closed")
-        return self._runtime.call(role, method, *args, **kwargs)
-
-    def _query(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        return self._call("weights", "query", name, *args, **kwargs)
+        return self._runtime.send(message)
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -168,7 +215,7 @@ class StrataGate:
     @property
     def turn(self) -> int:
         """Turns appended to this namespace (all threads)."""
-        return int(self._query("current_turn"))
+        return self._send(CurrentTurn())
 
     @property
     def revision(self) -> int:
@@ -200,6 +247,89 @@ class StrataGate:
         ``wait=False`` returns once the turn is durable; the rest continues in the background
         (see ``drain``). A known ``receipt_id`` is a no-op with an empty result.
         """
+        command = self._turn_command(
+            user,
+            assistant,
+            created_at=created_at,
+            thread_id=thread_id,
+            user_tool_calls=user_tool_calls,
+            assistant_tool_calls=assistant_tool_calls,
+            receipt_id=receipt_id,
+        )
+        ack = self._send(command)
+        if ack.duplicate:
+            return AppendTurnResult(duplicate=True)
+        if defer_processing:
+            return AppendTurnResult(turn=ack.turn)
+        if not wait:
+            self._runtime.start_pipeline()
+            return AppendTurnResult(turn=ack.turn)
+        sealed, events, elements = self._run_stages()
+        own = [block for block in sealed if block.thread_id == command.thread_id]
+        return AppendTurnResult(
+            turn=ack.turn,
+            sealed_block=own[-1] if own else (sealed[-1] if sealed else None),
+            extracted_events=events,
+            projected_elements=elements,
+        )
+
+    def append_turns(
+        self,
+        turns: Iterable[TurnInput | Mapping[str, Any]],
+        *,
+        defer_processing: bool = False,
+        wait: bool = True,
+    ) -> AppendTurnsResult:
+        """Make many turns durable in one call and one commit, then process what is ready.
+
+        Each turn takes the keyword arguments of ``append_turn`` (``user``, ``assistant``,
+        ``created_at``, ``thread_id``, tool calls, ``receipt_id``) as a mapping or a
+        ``TurnInput``. Every turn is validated before anything is appended (a bad one raises
+        ``InvalidInputError`` naming its index and nothing is appended); a known receipt id is
+        skipped as ``append_turn`` would skip it. The turns are durable before any model runs.
+        """
+        commands = []
+        for index, raw in enumerate(turns):
+            try:
+                item = parse_input(TurnInput, raw, what="turn")
+                commands.append(
+                    self._turn_command(**{k: getattr(item, k) for k in item.model_fields_set})
+                )
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"turns[{index}]: {exc}") from exc
+        if not commands:
+            return AppendTurnsResult()
+        acks = self._send(AppendTurns(turns=commands))
+        numbers = [ack.turn for ack in acks]
+        result = AppendTurnsResult(
+            turns=numbers, duplicates=sum(1 for ack in acks if ack.duplicate)
+        )
+        if defer_processing or result.duplicates == len(acks):
+            return result
+        if not wait:
+            self._runtime.start_pipeline()
+            return result
+        sealed, events, elements = self._run_stages()
+        return result.model_copy(
+            update={
+                "sealed_blocks": sealed,
+                "extracted_events": events,
+                "projected_elements": elements,
+            }
+        )
+
+    def _turn_command(
+        self,
+        user: Any,
+        assistant: Any,
+        *,
+        created_at: datetime | str | None = None,
+        thread_id: str | None = None,
+        user_tool_calls: Sequence[ToolTrace | Mapping[str, Any]] | None = None,
+        assistant_tool_calls: Sequence[ToolTrace | Mapping[str, Any]] | None = None,
+        receipt_id: str | None = None,
+    ) -> AppendTurn:
+        """One validated turn, with its message ids and time decided here, once."""
         options = self._options
         if receipt_id is not None and (not isinstance(receipt_id, str) or not receipt_id.strip()):
             raise InvalidInputError("receipt_id must be a non-empty string")
@@ -214,31 +344,22 @@ class StrataGate:
             assistant_tool_calls=assistant_tool_calls,
             new_id=options.make_id,
         )
-        command = TurnCommand(
-            command_id=options.make_id("turn"),
+        return AppendTurn(
+            command_id=new_command_id(),
             thread_id=thread,
             receipt_id=receipt_id,
             messages=messages,
             at=at,
         )
-        ack: TurnAck = self._call("sealer", "append_turn", command)
-        if ack.duplicate:
-            return AppendTurnResult(duplicate=True)
-        if defer_processing:
-            return AppendTurnResult(turn=ack.turn)
-        if not wait:
-            self._runtime.start_pipeline()
-            return AppendTurnResult(turn=ack.turn)
-        sealed: list[MemoryBlock] = self._call("sealer", "seal_ready")
-        events: list[EventCard] = self._call("extractor", "extract_ready")
-        elements: list[ElementCard] = self._call("projector", "run_pending")
-        own = [block for block in sealed if block.thread_id == thread]
-        return AppendTurnResult(
-            turn=ack.turn,
-            sealed_block=own[-1] if own else (sealed[-1] if sealed else None),
-            extracted_events=events,
-            projected_elements=elements,
-        )
+
+    def _run_stages(
+        self, *, retry_failed: bool = False, retry_skipped: bool = False
+    ) -> tuple[list[MemoryBlock], list[EventCard], list[ElementCard]]:
+        """Seal, extract and project whatever is ready, in order."""
+        sealed = self._send(SealReady(retry_failed=retry_failed))
+        events = self._send(ExtractReady(retry_failed=retry_failed, retry_skipped=retry_skipped))
+        elements = self._send(RunProjections(retry_failed=retry_failed))
+        return sealed, events, elements
 
     def drain(self, timeout: float | None = None) -> None:
         """Block until this namespace's background work is idle (re-raises a background error)."""
@@ -249,11 +370,7 @@ class StrataGate:
 
         ``retry_skipped=True`` also retries each skipped extraction once.
         """
-        sealed = self._call("sealer", "seal_ready", retry_failed=True)
-        events = self._call(
-            "extractor", "extract_ready", retry_failed=True, retry_skipped=retry_skipped
-        )
-        elements = self._call("projector", "run_pending", retry_failed=True)
+        sealed, events, elements = self._run_stages(retry_failed=True, retry_skipped=retry_skipped)
         return ResumePendingResult(
             sealed_blocks=sealed, extracted_events=events, projected_elements=elements
         )
@@ -262,39 +379,41 @@ class StrataGate:
 
     def list_blocks(self, thread_id: str | None = None) -> list[MemoryBlock]:
         """Sealed blocks (all threads, or one), in sealing order."""
-        return self._query("blocks", thread_id)
+        return self._send(ListBlocks(thread_id=thread_id))
 
     def list_open_tail(self, thread_id: str | None = None) -> list[RawMessage]:
         """Messages not yet sealed (all conversation threads, or one)."""
-        return self._query("open_tail", thread_id)
+        return self._send(ListOpenTail(thread_id=thread_id))
 
     def list_events(self) -> list[EventCard]:
-        return self._query("events")
+        """Every event card in creation order, whatever its status."""
+        return self._send(ListEvents())
 
     def list_elements(self) -> list[ElementCard]:
-        return self._query("elements")
+        """Every element card with its current state."""
+        return self._send(ListElements())
 
     def list_extraction_jobs(self) -> list[ExtractionJob]:
-        return self._query("extraction_jobs")
+        return self._send(ListExtractionJobs())
 
     def list_element_projection_jobs(self) -> list[ElementProjectionJob]:
-        return self._query("projection_jobs")
+        return self._send(ListProjectionJobs())
 
     def list_usage_receipts(self) -> list[UsageReceipt]:
-        return self._query("usage_receipts")
+        return self._send(ListUsageReceipts())
 
     def has_ingestion_receipt(self, receipt_id: str) -> bool:
-        return bool(self._query("has_receipt", receipt_id))
+        return self._send(HasReceipt(receipt_id=receipt_id))
 
     def get_event(self, event_id: str) -> EventCard:
-        return self._query("event", event_id)
+        return self._send(GetEvent(event_id=event_id))
 
     def get_block(self, block_id: str) -> MemoryBlock:
-        return self._query("block", block_id)
+        return self._send(GetBlock(block_id=block_id))
 
     def stats(self) -> NamespaceStats:
         """Counts of everything in the namespace, and when its last event was recorded."""
-        stats: NamespaceStats = self._query("stats", self.revision)
+        stats = self._send(GetStats(revision=self.revision))
         head = self._store.head(self._namespace)
         last = self._store.read(self._namespace, after=head - 1, limit=1) if head else []
         if not last:
@@ -305,27 +424,35 @@ class StrataGate:
 
     def add_event(self, event: EventCardInput | Mapping[str, Any]) -> EventCard:
         """Add a card citing an existing block; a projection job is queued for it."""
-        card: EventCard = self._call("extractor", "add_event", event)
-        self._call("projector", "queue_pending")
-        return card
+        return self.add_events([event])[0]
+
+    def add_events(self, events: Iterable[EventCardInput | Mapping[str, Any]]) -> list[EventCard]:
+        """Add many cards in one append (all or none); one projection job is queued for them."""
+        cards = [parse_input(EventCardInput, event, what="event") for event in events]
+        if not cards:
+            return []
+        added = self._send(AddEvents(events=cards))
+        self._send(QueueProjections())
+        return added
 
     def event_weight(self, event_id: str) -> float:
-        return float(self._query("event_weight", event_id))
+        """``memory_weight`` of the event at the current turn."""
+        return self._send(EventWeight(event_id=event_id))
 
     def pin_event(self, event_id: str, pinned: bool = True) -> EventCard:
-        self._call("weights", "govern", "pin" if pinned else "unpin", event_id)
-        return self.get_event(event_id)
+        return self._govern("pin" if pinned else "unpin", event_id)
 
     def forget_event(self, event_id: str) -> EventCard:
-        self._call("weights", "govern", "forget", event_id)
-        return self.get_event(event_id)
+        return self._govern("forget", event_id)
 
     def restore_event(self, event_id: str) -> EventCard:
-        self._call("weights", "govern", "restore", event_id)
-        return self.get_event(event_id)
+        return self._govern("restore", event_id)
 
     def archive_event(self, event_id: str) -> EventCard:
-        self._call("weights", "govern", "archive", event_id)
+        return self._govern("archive", event_id)
+
+    def _govern(self, action: Governance, event_id: str) -> EventCard:
+        self._send(Govern(action=action, event_id=event_id))
         return self.get_event(event_id)
 
     # -- retrieval --------------------------------------------------------------------------
@@ -342,44 +469,48 @@ class StrataGate:
         happened_to: datetime | str | None = None,
     ) -> HitList[EventHit]:
         """Hybrid event search (BM25 + structured rankings, RRF); the batch is logged."""
-        return self._call(
-            "weights",
-            "search_events",
-            query,
-            limit=limit,
-            temporal_intent=temporal_intent,
-            participants=list(participants) if participants is not None else None,
-            event_type=event_type,
-            happened_from=happened_from,
-            happened_to=happened_to,
+        return self._send(
+            SearchEvents(
+                query=query,
+                limit=limit,
+                temporal_intent=temporal_intent,
+                participants=participants,
+                event_type=event_type,
+                happened_from=happened_from,
+                happened_to=happened_to,
+            )
         )
 
     def search_elements(
         self, query: str, *, limit: int = 8, name: str | None = None, type: str | None = None
     ) -> HitList[ElementHit]:
         """Fact-level element search; the batch is logged."""
-        return self._call("weights", "search_elements", query, limit=limit, name=name, type=type)
+        return self._send(SearchElements(query=query, limit=limit, name=name, type=type))
 
     def search_raw_memory(
         self, query: str, *, limit: int = 6, thread_id: str | None = None
     ) -> HitList[RawHit]:
         """Ranked source messages (with neighbours); the batch is logged."""
-        return self._call("weights", "search_raw_memory", query, limit=limit, thread_id=thread_id)
+        return self._send(SearchRaw(query=query, limit=limit, thread_id=thread_id))
 
     def expand_event(self, event_id: str) -> ExpandedEvent:
-        return self._query("expand_event", event_id)
+        """The card, its source block and the exact messages it cites."""
+        return self._send(ExpandEvent(event_id=event_id))
 
     def expand_element(self, element_id: str, at: datetime | str | None = None) -> ElementCard:
-        return self._query("element", element_id, at)
+        """An element card as of ``at`` (default: now)."""
+        return self._send(GetElement(element_id=element_id, at=at))
 
     def get_block_context(self, thread_id: str | None = None) -> list[BlockContextEntry]:
-        return self._query("block_context", thread_id)
+        """A thread's blocks at their decayed levels, then its open tail."""
+        return self._send(GetBlockContext(thread_id=thread_id))
 
     def expand_block(
-        self, block_id: str, target: int | str = "next", *, source: str = "agent"
-    ) -> MemoryBlock:
-        """Re-anchor a block's pointer at ``target`` (a level, ``"L3"``, ``"next"``)."""
-        return self._call("sealer", "lift", block_id, target, source)
+        self, block_id: str, target: int | str | None = "next", *, source: str = "agent"
+    ) -> BlockContextEntry:
+        """Re-anchor a block's pointer at ``target`` (a level, ``"L3"``, ``"raw"``, ``"next"``)
+        and return its context entry at that level."""
+        return self._send(LiftBlock(block_id=block_id, target=target, source=source))
 
     def assess_retrieval(
         self, raw: Mapping[str, Any], batch: str | Collection[str]
@@ -387,9 +518,9 @@ class StrataGate:
         """Normalise a five-field assessment against a logged batch (or refs); it is logged."""
         if not isinstance(raw, Mapping):
             raise InvalidInputError(f"assessment must be a mapping, got {type(raw).__name__}")
-        return self._call(
-            "weights", "assess", dict(raw), batch if isinstance(batch, str) else list(batch)
-        )
+        if isinstance(batch, str):
+            return self._send(Assess(raw=dict(raw), batch_id=batch))
+        return self._send(Assess(raw=dict(raw), refs=[str(ref) for ref in batch]))
 
     def record_memory_use(
         self,
@@ -400,13 +531,13 @@ class StrataGate:
         audit: UsageAudit | Mapping[str, Any] | None = None,
     ) -> UsageReceipt:
         """Record which memories an answer used; reinforces them once per receipt id."""
-        return self._call(
-            "weights",
-            "record_use",
-            event_ids=list(event_ids),
-            element_ids=list(element_ids),
-            receipt_id=receipt_id,
-            audit=audit,
+        return self._send(
+            RecordUse(
+                event_ids=list(event_ids),
+                element_ids=list(element_ids),
+                receipt_id=receipt_id,
+                audit=None if audit is None else parse_input(UsageAudit, audit, what="audit"),
+            )
         )
 
     def recall_context(
@@ -419,34 +550,36 @@ class StrataGate:
         token_budget: int = 900,
     ) -> RecallContext:
         """Relevant long-term memories within a token budget plus the thread's block context."""
-        return self._call(
-            "weights",
-            "recall_context",
-            query,
-            thread_id=thread_id,
-            max_events=max_events,
-            max_elements=max_elements,
-            token_budget=token_budget,
+        return self._send(
+            Recall(
+                query=query,
+                thread_id=thread_id,
+                max_events=max_events,
+                max_elements=max_elements,
+                token_budget=token_budget,
+            )
         )
 
     # -- manual projection ------------------------------------------------------------------
 
     def claim_next_element_projection(self) -> ElementProjectionContext | None:
-        """Claim the oldest pending projection job (queued for any durable unprojected events)."""
-        self._call("projector", "queue_pending")
-        return self._call("projector", "claim_next")
+        """Claim the oldest pending projection job, else the oldest failed one (a retry)."""
+        self._send(QueueProjections())
+        return self._send(ClaimProjection(include_failed=True))
 
     def complete_element_projection(
         self, job_id: str, result: ElementProjectionResult | Mapping[str, Any]
     ) -> ElementProjectionJob:
-        return self._call("projector", "complete", job_id, result)
+        """Apply a result to a claimed job."""
+        outcome = validate_output(ElementProjectionResult, result, "element projection result")
+        return self._send(CompleteProjection(job_id=job_id, result=outcome))
 
     def fail_element_projection(
         self, job_id: str, error: str | BaseException
     ) -> ElementProjectionJob:
-        return self._call(
-            "projector", "fail", job_id, error if isinstance(error, str) else repr(error)
-        )
+        """Record a claimed job as failed; it can be claimed again."""
+        text = error if isinstance(error, str) else repr(error)
+        return self._send(FailProjection(job_id=job_id, error=text))
 
     # -- external memory --------------------------------------------------------------------
 
@@ -467,21 +600,21 @@ class StrataGate:
         parsed = parse_document(document)
         if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50:
             raise InvalidInputError(f"top_k must be an integer from 1 to 50, got {top_k!r}")
-        plan: ImportPlan = self._call("weights", "plan_import", parsed, top_k)
+        plan = self._send(PlanImport(document=parsed, top_k=top_k))
         decisions = [
             Decision(action="add")
             if decide is None
             else check_decision(invoke(decide, planned.candidate, planned.matches), planned.matches)
             for planned in plan.items
         ]
-        result: ImportResult = self._call("extractor", "import_external", plan, decisions)
+        result = self._send(ImportExternal(plan=plan, decisions=decisions))
         if result.added:
-            self._call("projector", "run_pending")
+            self._send(RunProjections())
         return result
 
     def undo_import(self, batch_id: str) -> bool:
         """Undo an import batch by appended events (nothing is deleted); False if already undone."""
-        return bool(self._call("extractor", "undo_import", batch_id))
+        return self._send(UndoImport(batch_id=batch_id))
 
     # -- audit ------------------------------------------------------------------------------
 

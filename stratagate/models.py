@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from stratagate.core.timeutil import ensure_utc, is_iso_time
 from stratagate.errors import InvalidInputError
-from stratagate.timeutil import ensure_utc, is_iso_time
 
 UtcDatetime = Annotated[datetime, AfterValidator(ensure_utc)]
 """An aware UTC datetime; naive input is taken to be UTC."""
@@ -91,10 +91,10 @@ def parse_input(model: type[M], value: Any, *, what: str | None = None) -> M:
     try:
         return model.model_validate(dict(value))
     except ValidationError as exc:
-        raise InvalidInputError(f"{label}: {_first_error(exc)}") from exc
+        raise InvalidInputError(f"{label}: {first_error(exc)}") from exc
 
 
-def _first_error(exc: ValidationError) -> str:
+def first_error(exc: ValidationError) -> str:
     errors = exc.errors()
     if not errors:
         return str(exc)
@@ -366,6 +366,20 @@ class RetrievalAssessment(Model):
     batch_id: str | None = None
 
 
+class TurnInput(Model):
+    """One turn for ``append_turns``: the arguments ``append_turn`` takes, as a record."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    user: Any
+    assistant: Any
+    created_at: datetime | str | None = None
+    thread_id: str | None = None
+    user_tool_calls: list[Any] | None = None
+    assistant_tool_calls: list[Any] | None = None
+    receipt_id: str | None = None
+
+
 class UsageAudit(Model):
     """Why an answer used some memories: the session, turn, batch, verdict and exact refs."""
 
@@ -414,8 +428,10 @@ __all__ = [
     "RetrievalAssessment",
     "TimelineEntry",
     "ToolTrace",
+    "TurnInput",
     "UsageAudit",
     "UsageReceipt",
     "UtcDatetime",
+    "first_error",
     "parse_input",
 ]

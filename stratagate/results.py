@@ -45,6 +45,17 @@ class AppendTurnResult(Model):
     projected_elements: list[ElementCard] = Field(default_factory=list)
 
 
+class AppendTurnsResult(Model):
+    """What one ``append_turns`` did: each turn's number and what was derived from them."""
+
+    turns: list[int | None] = Field(default_factory=list)
+    """The namespace-wide turn number of each input turn, in order (``None``: a duplicate)."""
+    duplicates: int = 0
+    sealed_blocks: list[MemoryBlock] = Field(default_factory=list)
+    extracted_events: list[EventCard] = Field(default_factory=list)
+    projected_elements: list[ElementCard] = Field(default_factory=list)
+
+
 class ResumePendingResult(Model):
     """What ``resume_pending_work`` redid."""
 
@@ -190,6 +201,7 @@ class NamespaceStats(Model):
 
 __all__ = [
     "AppendTurnResult",
+    "AppendTurnsResult",
     "BlockContextEntry",
     "ElementHit",
     "EventHit",

@@ -8,9 +8,10 @@ runs between them, outside any transaction.
 
 from __future__ import annotations
 
-from stratagate.actors.role import Role, error_text
+from stratagate.actors.role import Role, error_text, handles
 from stratagate.callbacks import invoke, resolve, validate_output
-from stratagate.cards import build_card
+from stratagate.core.layers import deterministic_layers
+from stratagate.core.provenance import build_card
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.events import (
     EXTRACTION,
@@ -26,16 +27,8 @@ from stratagate.events import (
     ExtractionStarted,
     ExtractionSucceeded,
 )
-from stratagate.external_import import Decision, ImportPlan
-from stratagate.layers import deterministic_layers
-from stratagate.models import (
-    BlockSummary,
-    EventCard,
-    EventCardInput,
-    ExtractionContext,
-    ExtractionResult,
-    parse_input,
-)
+from stratagate.messages import AddEvents, ExtractReady, ImportExternal, UndoImport
+from stratagate.models import BlockSummary, EventCard, ExtractionContext, ExtractionResult
 from stratagate.results import ImportResult
 
 SUMMARIZER_SKIP = "the summarizer marked the block should_extract=false"
@@ -63,11 +56,11 @@ class Extractor(Role):
                     ready.append((block_id, position))
         return ready
 
-    def extract_ready(
-        self, *, retry_failed: bool = False, retry_skipped: bool = False
-    ) -> list[EventCard]:
+    @handles(ExtractReady)
+    def extract_ready(self, command: ExtractReady) -> list[EventCard]:
         """Run every ready extraction job; with no extractor configured, nothing happens."""
         self.refresh()
+        retry_failed, retry_skipped = command.retry_failed, command.retry_skipped
         extractor = resolve("extractor", self.options.extractor)
         if extractor is None:
             return []
@@ -135,7 +128,7 @@ class Extractor(Role):
                 existing_ids=existing,
                 at=now,
                 turn=self.state.blocks.turn,
-                new_id=self.options.make_id,
+                new_id=lambda prefix: self.new_id(prefix, existing),
                 strict=False,
             )
             existing.add(card.id)
@@ -167,38 +160,47 @@ class Extractor(Role):
             earlier.add(card.id)
         return out
 
-    def add_event(self, proposed: EventCardInput | dict) -> EventCard:
-        """A caller's card: its source block must exist and it may cite only that block."""
+    @handles(AddEvents)
+    def add_events(self, command: AddEvents) -> list[EventCard]:
+        """Callers' cards, appended together: each source block must exist and a card may cite
+        only its block's messages."""
         self.refresh()
-        card_input = parse_input(EventCardInput, proposed, what="event")
-        block = self.state.blocks.blocks.get(card_input.source_block_id)
-        if block is None:
-            raise UnknownIdError(f"unknown source block id {card_input.source_block_id!r}")
         now = self.options.now()
-        card = build_card(
-            card_input,
-            block_id=block.id,
-            block_messages=block.l5_raw,
-            existing_ids=self.state.events.records.keys(),
-            at=now,
-            turn=self.state.blocks.turn,
-            new_id=self.options.make_id,
-            strict=True,
-        )
+        existing = set(self.state.events.records)
+        cards: list[EventCard] = []
+        for card_input in command.events:
+            block = self.state.blocks.blocks.get(card_input.source_block_id)
+            if block is None:
+                raise UnknownIdError(f"unknown source block id {card_input.source_block_id!r}")
+            card = build_card(
+                card_input,
+                block_id=block.id,
+                block_messages=block.l5_raw,
+                existing_ids=existing,
+                at=now,
+                turn=self.state.blocks.turn,
+                new_id=lambda prefix: self.new_id(prefix, existing),
+                strict=True,
+            )
+            existing.add(card.id)
+            cards.append(card)
         self._append(
-            EventAdded(event=card, origin="manual", at=now), *self._supersessions([card], now)
+            *(EventAdded(event=card, origin="manual", at=now) for card in cards),
+            *self._supersessions(cards, now),
         )
-        return self.view.event(card.id)
+        return [self.view.event(card.id) for card in cards]
 
     # -- external memory import -------------------------------------------------------------
 
-    def import_external(self, plan: ImportPlan, decisions: list[Decision]) -> ImportResult:
+    @handles(ImportExternal)
+    def import_external(self, command: ImportExternal) -> ImportResult:
         """Append a decided import plan as one atomic batch.
 
         Items imported meanwhile (same content hash) are skipped; a target that is no longer
         an existing event makes the whole import fail with nothing appended.
         """
         self.refresh()
+        plan, decisions = command.plan, command.decisions
         if len(decisions) != len(plan.items):
             raise InvalidInputError("one decision per planned item is needed")
         known = self.state.events.imported_hashes()
@@ -272,7 +274,7 @@ class Extractor(Role):
                 existing_ids=existing,
                 at=now,
                 turn=self.state.blocks.turn,
-                new_id=self.options.make_id,
+                new_id=lambda prefix: self.new_id(prefix, existing),
                 strict=True,
                 fill_mentioned=False,
             )
@@ -297,9 +299,11 @@ class Extractor(Role):
         self._append(*events)
         return result
 
-    def undo_import(self, batch_id: str) -> bool:
+    @handles(UndoImport)
+    def undo_import(self, command: UndoImport) -> bool:
         """Take an import batch's events out of retrieval (appended event); False if already undone."""
         self.refresh()
+        batch_id = command.batch_id
         batch = self.state.events.imports.get(batch_id)
         if batch is None:
             raise UnknownIdError(f"unknown import batch id {batch_id!r}")

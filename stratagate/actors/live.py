@@ -6,8 +6,9 @@ from collections.abc import Iterable, Sequence
 
 from projections.replay import catch_up, hydrate, save_snapshot
 from projections.state import NamespaceState
-from stratagate.events import DomainEvent, EventStore, StoredEvent, encode
-from stratagate.view import MemoryView
+from stratagate.events import DomainEvent, encode
+from stratagate.read.view import MemoryView
+from stratagate.store import EventStore, StoredEvent
 
 
 class LiveState:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from stratagate.actors.role import Role, error_text
+from stratagate.actors.role import Role, error_text, handles
 from stratagate.callbacks import invoke, resolve, validate_output
+from stratagate.core.facts import plan_projection, projection_diagnostic
+from stratagate.core.timeutil import partial_bounds
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.events import (
     ELEMENTS,
@@ -19,7 +21,13 @@ from stratagate.events import (
     ProjectionInterrupted,
     ProjectionQueued,
 )
-from stratagate.facts import plan_projection, projection_diagnostic
+from stratagate.messages import (
+    ClaimProjection,
+    CompleteProjection,
+    FailProjection,
+    QueueProjections,
+    RunProjections,
+)
 from stratagate.models import (
     ElementCard,
     ElementProjectionContext,
@@ -27,7 +35,6 @@ from stratagate.models import (
     ElementProjectionResult,
     EventCard,
 )
-from stratagate.timeutil import partial_bounds
 
 
 def event_time(card: EventCard) -> datetime | None:
@@ -47,7 +54,8 @@ class Projector(Role):
     stream = ELEMENTS
     components = ("events", "weights", "jobs", "elements")
 
-    def queue_pending(self) -> list[str]:
+    @handles(QueueProjections)
+    def queue_pending(self, _: QueueProjections | None = None) -> list[str]:
         """One job per group of durable events not yet queued; returns the new job ids."""
         self.refresh()
         records = self.state.events.records
@@ -56,22 +64,29 @@ class Projector(Role):
             live = [e for e in event_ids if e in records]
             if not live:
                 continue
-            job_id = self.options.make_id("proj")
+            job_id = self.new_id("proj", self.state.jobs.projection)
             self._append(
                 ProjectionQueued(job_id=job_id, source_event_ids=live, at=self.options.now())
             )
             job_ids.append(job_id)
         return job_ids
 
-    def run_pending(self, *, retry_failed: bool = False) -> list[ElementCard]:
-        """Queue, then claim → call → complete (or fail) every pending job, if a projector is set."""
+    @handles(RunProjections)
+    def run_pending(self, command: RunProjections) -> list[ElementCard]:
+        """Queue, then claim → call → complete (or fail) every pending job, if a projector is set.
+
+        With ``retry_failed`` each job that was failed when the run began is retried once."""
         self.queue_pending()
         projector = resolve("element_projector", self.options.element_projector)
         if projector is None:
             return []
         touched: dict[str, None] = {}
+        jobs = self.state.jobs.projection
+        retries = (
+            [j.id for j in jobs.values() if j.status == "failed"] if command.retry_failed else []
+        )
         while True:
-            context = self.claim_next(include_failed=retry_failed)
+            context = self._claim(retries)
             if context is None:
                 break
             try:
@@ -79,19 +94,29 @@ class Projector(Role):
                     ElementProjectionResult, invoke(projector, context), "element_projector"
                 )
             except Exception as exc:
-                self.fail(context.job_id, error_text(exc))
+                self.fail(FailProjection(job_id=context.job_id, error=error_text(exc)))
                 raise
-            job = self.complete(context.job_id, result)
+            job = self.complete(CompleteProjection(job_id=context.job_id, result=result))
             touched.update(dict.fromkeys(job.element_ids))
         return [self.view.element(element_id) for element_id in touched]
 
-    def claim_next(self, *, include_failed: bool = False) -> ElementProjectionContext | None:
-        """Claim the oldest pending job (or a failed one when asked) and build its context."""
+    @handles(ClaimProjection)
+    def claim_next(self, command: ClaimProjection) -> ElementProjectionContext | None:
+        """Claim the oldest pending job, else (``include_failed``) the oldest failed one: a
+        manual loop retries a failed job by claiming it again (its attempts then count 2)."""
         self.refresh()
         jobs = self.state.jobs.projection.values()
-        job = next((j for j in jobs if j.status == "pending"), None)
-        if job is None and include_failed:
-            job = next((j for j in jobs if j.status == "failed"), None)
+        failed = [j.id for j in jobs if j.status == "failed"] if command.include_failed else []
+        return self._claim(failed)
+
+    def _claim(self, retries: list[str]) -> ElementProjectionContext | None:
+        """Claim the oldest pending job, else the first of ``retries`` still failed."""
+        jobs = self.state.jobs.projection
+        job = next((j for j in jobs.values() if j.status == "pending"), None)
+        while job is None and retries:
+            candidate = jobs.get(retries.pop(0))
+            if candidate is not None and candidate.status == "failed":
+                job = candidate
         if job is None:
             return None
         self._append(
@@ -113,11 +138,12 @@ class Projector(Role):
                 f"projection job {job_id} is {job.status}, not running (claim it first)"
             )
 
-    def complete(self, job_id: str, result: ElementProjectionResult | dict) -> ElementProjectionJob:
+    @handles(CompleteProjection)
+    def complete(self, command: CompleteProjection) -> ElementProjectionJob:
         """Apply a result to a claimed job: only changes citing solely batch events survive."""
         self.refresh()
+        job_id, outcome = command.job_id, command.result
         self._running(job_id)
-        outcome = validate_output(ElementProjectionResult, result, "element projection result")
         job = self.state.jobs.projection[job_id]
         view = self.view
         batch = [view.event(e) for e in job.source_event_ids if e in self.state.events.records]
@@ -127,7 +153,7 @@ class Projector(Role):
             outcome.changes,
             job.source_event_ids,
             at=now,
-            new_id=self.options.make_id,
+            new_id=self._element_id,
             event_times={card.id: event_time(card) for card in batch},
         )
         self._append(
@@ -141,12 +167,21 @@ class Projector(Role):
         )
         return self.state.jobs.projection[job_id].view()
 
-    def fail(self, job_id: str, error: str | BaseException) -> ElementProjectionJob:
+    def _element_id(self, prefix: str) -> str:
+        """A new element or fact id the namespace does not hold yet."""
+        elements = self.state.elements
+        return self.new_id(prefix, elements.fact_owner if prefix == "fact" else elements.elements)
+
+    @handles(FailProjection)
+    def fail(self, command: FailProjection) -> ElementProjectionJob:
         """Record a claimed job as failed (retryable)."""
         self.refresh()
+        job_id = command.job_id
         self._running(job_id)
-        text = error if isinstance(error, str) else error_text(error)
-        self._append(ProjectionFailed(job_id=job_id, error=text or "failed", at=self.options.now()))
+        error = command.error
+        self._append(
+            ProjectionFailed(job_id=job_id, error=error or "failed", at=self.options.now())
+        )
         return self.state.jobs.projection[job_id].view()
 
     def recover(self) -> int:

@@ -1,6 +1,7 @@
-"""The Ray runtime: each (namespace, role) is a named Ray actor; a directory bounds how many live.
+"""The Ray runtime: each (namespace, role) is a Ray actor; a directory bounds how many live.
 
-This is the one place ``ray.remote`` is applied. Actors are named
+This is the one place ``ray.remote`` is applied, to one generic class: a ``RoleActor`` hosts
+one role of one namespace (the weights actor also hosts the reader). Actors are named
 ``sg:<database hash>:<namespace>:<role>`` in the Ray namespace ``stratagate`` and created
 get-or-create, so two opens of one namespace in one cluster share its actors. The directory
 actor keeps at most ``max_live_namespaces`` namespaces alive: activating one more passivates
@@ -16,23 +17,36 @@ import hashlib
 import logging
 import time
 from collections import Counter, OrderedDict
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import ray
 from ray.actor import ActorHandle
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
-from stratagate.actors.inline import Handles
 from stratagate.actors.live import LiveState
-from stratagate.actors.pipeline import DOWNSTREAM, ROLE_CLASSES, STAGES, WRITERS
-from stratagate.actors.role import Role
+from stratagate.actors.reader import Reader
+from stratagate.actors.role import MessageHandler, Role
+from stratagate.actors.routing import (
+    DOWNSTREAM,
+    HOST,
+    ROLE_CLASSES,
+    STAGES,
+    WRITERS,
+    Handles,
+    RoleName,
+    route,
+    stage_of,
+)
 from stratagate.errors import DrainTimeoutError, RuntimeUnavailableError, StrataGateError
-from stratagate.events.sql_store import open_event_store
+from stratagate.messages import Message
 from stratagate.options import MemoryOptions
+from stratagate.store.sql import open_event_store
 
 RAY_NAMESPACE = "stratagate"
 DIRECTORY_NAME = "stratagate-directory"
 CALL_ATTEMPTS = 3
+R = TypeVar("R")
 log = logging.getLogger(__name__)
 
 
@@ -42,81 +56,81 @@ def actor_name(database: str, namespace: str, role: str) -> str:
     return f"sg:{digest}:{namespace}:{role}"
 
 
-class _Hosted:
-    """What a role gains when it runs as a Ray actor: its own store, hydration, forwarding."""
+@ray.remote(num_cpus=0, max_restarts=0)
+class RoleActor:
+    """One role of one namespace, with its own store connection and the read models it needs."""
 
-    role_name: str
-
-    def _host(self, database: str, namespace: str, options: MemoryOptions, recover: bool) -> None:
-        cls = ROLE_CLASSES[self.role_name]
-        store = open_event_store(database)
+    def __init__(
+        self,
+        role: RoleName,
+        database: str,
+        namespace: str,
+        options: MemoryOptions,
+        recover: bool,
+    ) -> None:
+        cls = ROLE_CLASSES[role]
+        self.role_name: RoleName = role
+        self.database = database
         live = LiveState(
-            store,
+            open_event_store(database),
             namespace,
             cls.components,
-            snapshot_key=self.role_name,
+            snapshot_key=role,
             snapshot_every=options.snapshot_every,
         )
-        Role.__init__(self, namespace, options, live)  # type: ignore[arg-type]
-        self._database = database
-        self._errors: list[BaseException] = []
-        if recover and self.role_name in WRITERS:
-            self.recover()  # type: ignore[attr-defined]
+        self.role: Role = cls(namespace, options, live)
+        self.reader = Reader(live, self.role) if role == "weights" else None
+        self.errors: list[BaseException] = []
+        if recover and role in WRITERS:
+            self.role.recover()
+
+    def handle(self, message: Message[R]) -> R:
+        """Answer one message (the weights actor also answers the reader's queries)."""
+        target: MessageHandler = self.role
+        if route(message) == "reader" and self.reader is not None:
+            target = self.reader
+        return target.handle(message)
 
     def pipeline(self, forward: bool = True) -> int:
         """Run this role's stage; on success nudge the next role. Errors wait for ``drain``."""
-        method = dict(STAGES)[self.role_name]
+        stage = stage_of(self.role_name)
+        if stage is None:
+            return 0
         try:
-            produced = len(getattr(self, method)())
+            produced = len(self.role.handle(stage))
         except Exception as exc:  # the job state is durable; the caller sees it at drain()
-            self._errors.append(exc)
+            self.errors.append(exc)
             return 0
         following = DOWNSTREAM[self.role_name]
         if forward and following is not None:
             # passivated meanwhile (ValueError): drain or the next activation finishes the work
             with contextlib.suppress(ValueError):
                 ray.get_actor(
-                    actor_name(self._database, self.namespace, following),  # type: ignore[attr-defined]
+                    actor_name(self.database, self.role.namespace, following),
                     namespace=RAY_NAMESPACE,
                 ).pipeline.remote(True)
         return produced
 
     def configure(self, options: MemoryOptions) -> None:
         """Adopt another opener's options (callbacks, clock, ids) for later calls."""
-        self.options = options
+        self.role.options = options
 
     def take_errors(self) -> list[BaseException]:
-        errors, self._errors = self._errors, []
+        errors, self.errors = self.errors, []
         return errors
 
     def positioned_digests(self) -> tuple[int, dict[str, str]]:
-        self.refresh()  # type: ignore[attr-defined]
-        state = self.live.state  # type: ignore[attr-defined]
+        self.role.refresh()
+        state = self.role.state
         return state.position, state.digests()
 
     def passivate(self) -> int:
         """Snapshot before the directory stops this actor."""
-        self.live.snapshot()  # type: ignore[attr-defined]
-        return int(self.live.state.position)  # type: ignore[attr-defined]
+        self.role.live.snapshot()
+        return self.role.state.position
 
     def ping(self) -> str:
         return self.role_name
-
-
-def _remote_class(role: str) -> Any:
-    base = ROLE_CLASSES[role]
-
-    def __init__(
-        self: Any, database: str, namespace: str, options: MemoryOptions, recover: bool
-    ) -> None:
-        self._host(database, namespace, options, recover)
-
-    cls = type(f"{base.__name__}Actor", (_Hosted, base), {"role_name": role, "__init__": __init__})
-    cls.__module__ = __name__
-    return ray.remote(num_cpus=0, max_restarts=0)(cls)
-
-
-ACTOR_CLASSES: dict[str, Any] = {role: _remote_class(role) for role in ROLE_CLASSES}
 
 
 @ray.remote(num_cpus=0)
@@ -153,13 +167,11 @@ class Directory:
                 handles = None
         if handles is None:
             handles = {
-                role: ACTOR_CLASSES[role]
-                .options(
+                role: RoleActor.options(  # type: ignore[attr-defined]
                     name=actor_name(database, namespace, role),
                     namespace=RAY_NAMESPACE,
                     get_if_exists=True,
-                )
-                .remote(database, namespace, options, recover)
+                ).remote(role, database, namespace, options, recover)
                 for role in ROLE_CLASSES
             }
             self.live[key] = handles
@@ -229,9 +241,10 @@ def directory(max_live: int) -> ActorHandle:
     """The cluster's directory actor (get-or-create)."""
     # Detached: it must outlive the memory that happened to create it, or closing that memory
     # would take the directory down and with it every role actor it owns (fate-sharing).
-    return Directory.options(
+    handle: ActorHandle = Directory.options(  # type: ignore[attr-defined]
         name=DIRECTORY_NAME, namespace=RAY_NAMESPACE, get_if_exists=True, lifetime="detached"
     ).remote(max_live)
+    return handle
 
 
 def unwrap(exc: RayTaskError) -> BaseException:
@@ -255,37 +268,42 @@ class RayRuntime:
         self.namespace = namespace
         self.options = options
         self.recover = recover
-        self._pending: list[ray.ObjectRef] = []
+        self._pending: list[ray.ObjectRef[Any]] = []
         self._directory = directory(options.max_live_namespaces)
         self._handles = self._activate(attach=True)
 
     def _activate(self, *, attach: bool = False) -> dict[str, ActorHandle]:
         args = (self.database, self.namespace, self.options, self.recover, attach)
         try:
-            return ray.get(self._directory.activate.remote(*args))
+            handles: dict[str, ActorHandle] = ray.get(self._directory.activate.remote(*args))
         except RayActorError:  # the directory was stopped (ray.kill): make a new one
             self._directory = directory(self.options.max_live_namespaces)
-            return ray.get(self._directory.activate.remote(*args))
+            handles = ray.get(self._directory.activate.remote(*args))
+        return handles
 
     @property
     def handles(self) -> Handles:
-        return Handles(**self._handles)
+        h = self._handles
+        return Handles(h["sealer"], h["extractor"], h["projector"], h["weights"])
 
-    def call(self, role: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Call a role method on its actor and wait; rehydrate and retry if it was passivated."""
+    def send(self, message: Message[R]) -> R:
+        """Deliver a message to its role's actor and wait; rehydrate and retry if passivated."""
+        result: R = self._on(HOST[route(message)], lambda actor: actor.handle.remote(message))
+        self._directory.touch.remote(self.database, self.namespace)
+        return result
+
+    def _on(self, role: RoleName, call: Callable[[ActorHandle], Any]) -> Any:
+        """Make one call on a role's actor and wait for it; when the actor was passivated or
+        stopped, have the directory rehydrate the namespace and try again."""
         for attempt in range(CALL_ATTEMPTS):
-            handle = self._handles[role]
             try:
-                result = ray.get(getattr(handle, method).remote(*args, **kwargs))
+                return ray.get(call(self._handles[role]))
             except RayTaskError as exc:
                 raise unwrap(exc) from None
             except RayActorError:
                 if attempt == CALL_ATTEMPTS - 1:
                     raise
                 self._handles = self._activate()
-                continue
-            self._directory.touch.remote(self.database, self.namespace)
-            return result
         raise RuntimeUnavailableError("unreachable")  # pragma: no cover
 
     def start_pipeline(self) -> None:
@@ -303,30 +321,33 @@ class RayRuntime:
         except RayActorError:
             pass  # passivated mid-run; the stages below finish the work
         for role, _ in STAGES:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            self.call(role, "pipeline", False) if remaining is None else self._timed(
-                role, remaining
-            )
+            if deadline is None:
+                self._on(role, lambda actor: actor.pipeline.remote(False))
+            else:
+                self._timed(role, max(0.0, deadline - time.monotonic()))
         for role, _ in STAGES:
-            errors = self.call(role, "take_errors")
+            errors = self._on(role, lambda actor: actor.take_errors.remote())
             if errors:
                 raise errors[0]
 
-    def _timed(self, role: str, timeout: float) -> None:
+    def _timed(self, role: RoleName, timeout: float) -> None:
         try:
             ray.get(self._handles[role].pipeline.remote(False), timeout=timeout)
         except GetTimeoutError as exc:
             raise DrainTimeoutError(f"{role} still busy after the drain timeout") from exc
 
     def positioned_digests(self) -> list[tuple[int, dict[str, str]]]:
-        return [self.call(role, "positioned_digests") for role in ROLE_CLASSES]
+        return [
+            self._on(role, lambda actor: actor.positioned_digests.remote()) for role in ROLE_CLASSES
+        ]
 
     def passivate(self) -> bool:
         """Passivate this namespace now (used by tests and operators)."""
         return bool(ray.get(self._directory.passivate.remote(self.database, self.namespace)))
 
     def directory_stats(self) -> dict[str, int]:
-        return ray.get(self._directory.stats.remote())
+        stats: dict[str, int] = ray.get(self._directory.stats.remote())
+        return stats
 
     def close(self, *, snapshot: bool) -> None:
         """Wait for this handle's background runs; the actors stay for other users of the
@@ -338,9 +359,17 @@ class RayRuntime:
         if snapshot:
             for role in ROLE_CLASSES:
                 with contextlib.suppress(RayActorError, StrataGateError):
-                    self.call(role, "passivate")
+                    self._on(role, lambda actor: actor.passivate.remote())
         with contextlib.suppress(RayActorError):
             ray.get(self._directory.release.remote(self.database, self.namespace))
 
 
-__all__ = ["DIRECTORY_NAME", "RAY_NAMESPACE", "Directory", "RayRuntime", "actor_name", "ensure_ray"]
+__all__ = [
+    "DIRECTORY_NAME",
+    "RAY_NAMESPACE",
+    "Directory",
+    "RayRuntime",
+    "RoleActor",
+    "actor_name",
+    "ensure_ray",
+]

@@ -1,17 +1,65 @@
-"""What every role has: its own stream, the version it expects, and a clock and ids."""
+"""What every role has: handlers registered by message type, its own stream (writers), the
+version it expects, and a clock and ids."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+import uuid
+from collections.abc import Callable, Collection
+from typing import Any, ClassVar, TypeVar
 
 from projections.state import NamespaceState
 from stratagate.actors.live import LiveState
 from stratagate.events import DomainEvent
+from stratagate.messages import Message
 from stratagate.options import MemoryOptions
-from stratagate.view import MemoryView
+from stratagate.read.view import MemoryView
+
+R = TypeVar("R")
+HandlerFn = Callable[[Any, Any], Any]
+
+ID_ATTEMPTS = 1000
+"""How many ids a role draws from the factory before giving up on finding an unused one."""
 
 
-class Role:
+def handles(*message_types: type[Message[Any]]) -> Callable[[HandlerFn], HandlerFn]:
+    """Mark a method as the handler of the given message types (one handler per type)."""
+
+    def deco(fn: HandlerFn) -> HandlerFn:
+        fn.__dict__.setdefault("_handles_messages", []).extend(message_types)
+        return fn
+
+    return deco
+
+
+class MessageHandler:
+    """Base of anything that answers messages: dispatches ``handle`` by message type."""
+
+    _message_handlers: ClassVar[dict[type[Message[Any]], HandlerFn]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        table: dict[type[Message[Any]], HandlerFn] = {}
+        for klass in reversed(cls.__mro__):
+            for attr in vars(klass).values():
+                for message_type in getattr(attr, "_handles_messages", ()):
+                    table[message_type] = attr
+        cls._message_handlers = table
+
+    @classmethod
+    def handled(cls) -> frozenset[type[Message[Any]]]:
+        """The message types this class answers."""
+        return frozenset(cls._message_handlers)
+
+    def handle(self, message: Message[R]) -> R:
+        """Answer one message with its registered handler."""
+        handler = self._message_handlers.get(type(message))
+        if handler is None:
+            raise TypeError(f"{type(self).__name__} does not handle {type(message).__name__}")
+        result: R = handler(self, message)
+        return result
+
+
+class Role(MessageHandler):
     """One actor role of a namespace: the only writer of ``stream``.
 
     ``version`` is the stream version this writer last saw itself write (or found at
@@ -43,9 +91,22 @@ class Role:
             self.stream,
             events,
             expected_version=self.version,
-            command_id=self.options.make_id("cmd"),
+            command_id=new_command_id(),
         )
         self.version = rows[-1].stream_version if rows else self.version
+
+    def new_id(self, prefix: str, taken: Collection[str] = ()) -> str:
+        """An id from the caller's factory that the namespace does not hold yet.
+
+        Each Ray actor runs its own copy of the factory, so a deterministic one (a counter)
+        repeats ids across roles; drawing again until the id is unused keeps ids unique per
+        namespace whatever the runtime, and keeps a deterministic factory deterministic.
+        """
+        for _ in range(ID_ATTEMPTS):
+            value = self.options.make_id(prefix)
+            if value not in taken:
+                return value
+        raise RuntimeError(f"id_factory gave {ID_ATTEMPTS} used ids for prefix {prefix!r}")
 
     def refresh(self) -> int:
         """Fold whatever other roles appended since the last look."""
@@ -55,15 +116,12 @@ class Role:
         """Mark work found running at hydration as interrupted; returns how many jobs."""
         return 0
 
-    def snapshot(self) -> int:
-        """Write a snapshot of this role's read models; returns the position it covers."""
-        self.live.snapshot()
-        return self.state.position
 
-    def digest(self) -> str:
-        """Digest of this role's read models (for verify)."""
-        self.refresh()
-        return self.state.digest()
+def new_command_id() -> str:
+    """The id of one append (its rows are ``<id>:<index>``): log bookkeeping, not a domain id,
+    so it never comes from the caller's ``id_factory`` (a deterministic factory restarted in
+    another process would repeat it and make a new append look like a retried one)."""
+    return f"cmd_{uuid.uuid4().hex}"
 
 
 def error_text(exc: BaseException) -> str:
@@ -72,4 +130,4 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
-__all__ = ["Role", "error_text"]
+__all__ = ["MessageHandler", "Role", "error_text", "handles", "new_command_id"]

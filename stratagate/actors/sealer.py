@@ -8,13 +8,13 @@ is marked failed (interrupted) and retried by ``resume_pending_work``.
 
 from __future__ import annotations
 
-from pydantic import Field
-
 from projections.blocks import ThreadRecord
 from projections.jobs import INTERRUPTED
-from stratagate.actors.role import Role, error_text
+from stratagate.actors.role import Role, error_text, handles
 from stratagate.callbacks import describe, invoke, resolve, validate_output
-from stratagate.decay import normalize_level
+from stratagate.core.decay import normalize_level
+from stratagate.core.default_summary import default_summary
+from stratagate.core.layers import deterministic_layers
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.events import (
     INGEST,
@@ -25,27 +25,17 @@ from stratagate.events import (
     SettingsChanged,
     TurnAppended,
 )
-from stratagate.layers import deterministic_layers
-from stratagate.models import BlockSummary, MemoryBlock, Model, RawMessage, UtcDatetime
+from stratagate.messages import (
+    AppendTurn,
+    AppendTurns,
+    ApplySettings,
+    LiftBlock,
+    SealReady,
+    TurnAck,
+)
+from stratagate.models import BlockSummary, MemoryBlock
 from stratagate.options import DEFAULT_BLOCK_DECAY_LAMBDA, DEFAULT_BLOCK_TURN_SIZE
-from stratagate.summary import default_summary
-
-
-class TurnCommand(Model):
-    """A validated turn, with ids and times already decided by the façade."""
-
-    command_id: str
-    thread_id: str | None
-    receipt_id: str | None
-    messages: list[RawMessage] = Field(min_length=1)
-    at: UtcDatetime
-
-
-class TurnAck(Model):
-    """The sealer's answer once a turn is durable (or recognised as a duplicate)."""
-
-    turn: int | None
-    duplicate: bool = False
+from stratagate.results import BlockContextEntry
 
 
 class Sealer(Role):
@@ -63,7 +53,8 @@ class Sealer(Role):
             lam = self.options.block_decay_lambda
         return size, DEFAULT_BLOCK_DECAY_LAMBDA if lam is None else lam
 
-    def apply_settings(self) -> bool:
+    @handles(ApplySettings)
+    def apply_settings(self, _: ApplySettings | None = None) -> bool:
         """Log explicit options that differ from what the namespace recorded; True if changed."""
         self.refresh()
         blocks = self.state.blocks
@@ -86,44 +77,70 @@ class Sealer(Role):
         )
         return True
 
-    def append_turn(self, command: TurnCommand) -> TurnAck:
+    @handles(AppendTurn)
+    def append_turn(self, command: AppendTurn) -> TurnAck:
         """Make one turn durable; a known receipt id or command id appends nothing."""
+        return self.append_turns(AppendTurns(turns=[command]))[0]
+
+    @handles(AppendTurns)
+    def append_turns(self, command: AppendTurns) -> list[TurnAck]:
+        """Make many turns durable in one atomic append (one commit); each turn is checked as
+        if appended alone, after the turns before it in the batch."""
         self.refresh()
         blocks = self.state.blocks
-        if command.receipt_id is not None and command.receipt_id in blocks.receipts:
-            return TurnAck(turn=None, duplicate=True)
-        if command.command_id in blocks.commands:
-            return TurnAck(turn=blocks.commands[command.command_id])
-        taken = [m.id for m in command.messages if m.id in blocks.messages]
-        if taken or len({m.id for m in command.messages}) != len(command.messages):
-            raise InvalidInputError(
-                f"message ids already used: {', '.join(taken) or 'repeated in the turn'}"
-            )
-        events = []
-        if blocks.block_turn_size is None:
-            size, lam = self.settings()
+        events: list[SettingsChanged | TurnAppended] = []
+        acks: list[TurnAck] = []
+        receipts: set[str] = set()
+        used: set[str] = set()
+        turn = blocks.turn
+        thread_turns: dict[str | None, int] = {}
+        for item in command.turns:
+            receipt = item.receipt_id
+            if receipt is not None and (receipt in blocks.receipts or receipt in receipts):
+                acks.append(TurnAck(turn=None, duplicate=True))
+                continue
+            if item.command_id in blocks.commands:
+                acks.append(TurnAck(turn=blocks.commands[item.command_id]))
+                continue
+            ids = [m.id for m in item.messages]
+            taken = [i for i in ids if i in blocks.messages or i in used]
+            if taken or len(set(ids)) != len(ids):
+                raise InvalidInputError(
+                    f"message ids already used: {', '.join(taken) or 'repeated in the turn'}"
+                )
+            used.update(ids)
+            if receipt is not None:
+                receipts.add(receipt)
+            if not events and blocks.block_turn_size is None:
+                size, lam = self.settings()
+                events.append(
+                    SettingsChanged(block_turn_size=size, block_decay_lambda=lam, at=item.at)
+                )
+            thread = blocks.thread(item.thread_id)
+            thread_turn = thread_turns.get(item.thread_id, thread.turns if thread else 0) + 1
+            thread_turns[item.thread_id] = thread_turn
+            turn += 1
             events.append(
-                SettingsChanged(block_turn_size=size, block_decay_lambda=lam, at=command.at)
+                TurnAppended(
+                    turn=turn,
+                    thread_id=item.thread_id,
+                    thread_turn=thread_turn,
+                    receipt_id=receipt,
+                    command_id=item.command_id,
+                    messages=item.messages,
+                    at=item.at,
+                )
             )
-        thread = blocks.thread(command.thread_id)
-        turn = blocks.turn + 1
-        events.append(
-            TurnAppended(
-                turn=turn,
-                thread_id=command.thread_id,
-                thread_turn=(thread.turns if thread else 0) + 1,
-                receipt_id=command.receipt_id,
-                command_id=command.command_id,
-                messages=command.messages,
-                at=command.at,
-            )
-        )
-        self._append(*events)
-        return TurnAck(turn=turn)
+            acks.append(TurnAck(turn=turn))
+        if events:
+            self._append(*events)
+        return acks
 
-    def seal_ready(self, *, retry_failed: bool = False) -> list[MemoryBlock]:
+    @handles(SealReady)
+    def seal_ready(self, command: SealReady) -> list[MemoryBlock]:
         """Seal every full tail (oldest turns first); failed seals only when retrying."""
         self.refresh()
+        retry_failed = command.retry_failed
         size, _ = self.settings()
         sealed: list[MemoryBlock] = []
         for thread in list(self.state.blocks.conversation_threads()):
@@ -166,7 +183,7 @@ class Sealer(Role):
             )
             raise
         layers = deterministic_layers(messages)
-        block_id = self.options.make_id("blk")
+        block_id = self.new_id("blk", self.state.blocks.blocks)
         self._append(
             BlockSealed(
                 block_id=block_id,
@@ -184,26 +201,27 @@ class Sealer(Role):
         )
         return self.view.block(block_id)
 
-    def lift(self, block_id: str, target: int | str = "next", source: str = "agent") -> MemoryBlock:
-        """Re-anchor a block's pointer at the chosen level and its thread's latest position."""
+    @handles(LiftBlock)
+    def lift(self, command: LiftBlock) -> BlockContextEntry:
+        """Re-anchor a block's pointer at the chosen level and its thread's latest position;
+        returns the block's context entry at its new level."""
         self.refresh()
-        if source not in ("user", "agent"):
-            raise InvalidInputError(f"source must be 'user' or 'agent', got {source!r}")
+        block_id = command.block_id
         record = self.state.blocks.blocks.get(block_id)
         if record is None:
             raise UnknownIdError(f"unknown block id {block_id!r}")
-        level = normalize_level(target, self.state.decay.level(block_id))
+        level = normalize_level(command.target, self.state.decay.level(block_id))
         latest = self.state.decay.latest[self.state.decay.pointers[block_id].thread]
         self._append(
             BlockLifted(
                 block_id=block_id,
                 level=level,
                 anchor_position=latest,
-                source=source,  # type: ignore[arg-type]
+                source=command.source,
                 at=self.options.now(),
             )
         )
-        return self.view.block(block_id)
+        return self.view.block_entry(block_id)
 
     def recover(self) -> int:
         """Seals found started at hydration become failed (interrupted)."""
@@ -227,4 +245,4 @@ class Sealer(Role):
         return len(running)
 
 
-__all__ = ["Sealer", "TurnAck", "TurnCommand"]
+__all__ = ["Sealer"]

@@ -1,13 +1,13 @@
 """Model adapters: the callbacks backed by an OpenAI-compatible chat-completions endpoint."""
 
-from stratagate.adapters.callbacks import (
+from stratagate.adapters.openai_compat import ModelConfig, ModelHTTPError
+from stratagate.adapters.openai_models import (
     ModelAssessor,
     ModelCallback,
     ModelElementProjector,
     ModelExtractor,
     ModelSummarizer,
 )
-from stratagate.adapters.openai_compat import ModelConfig, ModelHTTPError
 
 __all__ = [
     "ModelAssessor",

@@ -1,7 +1,10 @@
-"""The durable log: typed domain events, their canonical encoding, and the event store."""
+"""Domain events: what happened to a namespace, typed and versioned, and their canonical encoding.
+
+The store (``stratagate.store``) knows nothing of these types; it keeps the encoded rows."""
 
 from stratagate.events import elements, extraction, ingest, weights
-from stratagate.events.base import (
+from stratagate.events.codec import canonical_json, decode, decode_payload, encode
+from stratagate.events.domain import (
     ELEMENTS,
     EVENT_TYPES,
     EXTRACTION,
@@ -11,27 +14,20 @@ from stratagate.events.base import (
     DomainEvent,
     Recorded,
 )
-from stratagate.events.codec import canonical_json, decode, decode_payload, encode
 from stratagate.events.elements import *  # noqa: F403
 from stratagate.events.extraction import *  # noqa: F403
 from stratagate.events.ingest import *  # noqa: F403
-from stratagate.events.records import GENESIS_HASH, EventStore, NewEvent, Snapshot, StoredEvent
 from stratagate.events.weights import *  # noqa: F403
 
 __all__ = [
     "ELEMENTS",
     "EVENT_TYPES",
     "EXTRACTION",
-    "GENESIS_HASH",
     "INGEST",
     "STREAMS",
     "WEIGHTS",
     "DomainEvent",
-    "EventStore",
-    "NewEvent",
     "Recorded",
-    "Snapshot",
-    "StoredEvent",
     "canonical_json",
     "decode",
     "decode_payload",

@@ -15,8 +15,8 @@ import orjson
 from pydantic import ValidationError
 
 from stratagate.errors import StorageError
-from stratagate.events.base import EVENT_TYPES, DomainEvent, Recorded
-from stratagate.events.records import NewEvent, StoredEvent
+from stratagate.events.domain import EVENT_TYPES, DomainEvent, Recorded
+from stratagate.store.records import NewEvent, StoredEvent
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 """Turns a payload of schema version v into one of version v + 1."""

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from stratagate.events.base import ELEMENTS, DomainEvent, register
-from stratagate.facts import ProjectionPlan
+from stratagate.core.facts import ProjectionPlan
+from stratagate.events.domain import ELEMENTS, DomainEvent, register
 
 
 @register

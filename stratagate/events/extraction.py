@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from stratagate.events.base import EXTRACTION, DomainEvent, register
+from stratagate.events.domain import EXTRACTION, DomainEvent, register
 from stratagate.models import BlockSummary, EventCard, RawMessage
 
 

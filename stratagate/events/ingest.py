@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from stratagate.events.base import INGEST, DomainEvent, register
+from stratagate.events.domain import INGEST, DomainEvent, register
 from stratagate.models import BlockSummary, Level, LiftSource, RawMessage
 
 

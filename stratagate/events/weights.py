@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from stratagate.events.base import WEIGHTS, DomainEvent, register
+from stratagate.events.domain import WEIGHTS, DomainEvent, register
 from stratagate.models import RetrievalAssessment, UsageReceipt
 
 BatchKind = Literal["events", "elements", "raw", "context"]

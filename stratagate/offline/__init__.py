@@ -6,8 +6,8 @@ callbacks (picklable instances); the classes take their bounds as constructor ar
 
 from __future__ import annotations
 
-from stratagate.offline.extractor import OfflineExtractor
-from stratagate.offline.projector import OfflineElementProjector
+from stratagate.offline.element_projector import OfflineElementProjector
+from stratagate.offline.event_extractor import OfflineExtractor
 from stratagate.offline.summarizer import OfflineSummarizer
 
 offline_summarizer = OfflineSummarizer()

@@ -85,12 +85,20 @@ def test_ingest_blocks_threads_and_decay(open_memory: Any) -> None:
     feed(memory, 20, start=100)
     first_block = memory.get_block(block.id)
     assert first_block.pointer_current_level == 0
-    lifted = memory.expand_block(block.id, "L3", source="user")
+    entry = memory.expand_block(block.id, "L3", source="user")
+    assert (entry.id, entry.level, entry.label) == (block.id, 3, "L3 condensed")
+    assert entry.content == first_block.l3_condensed and entry.thread_id == block.thread_id
+    assert entry.turn_range == (block.start_turn, block.end_turn)
+    lifted = memory.get_block(block.id)
     assert lifted.pointer_current_level == 3 and lifted.last_lift_source == "user"
     assert lifted.pointer_anchor_position == max(
         b.position for b in memory.list_blocks(None) if b.thread_id is None
     )
-    assert memory.expand_block(block.id).pointer_current_level == 4
+    assert memory.expand_block(block.id).level == 4
+    assert memory.expand_block(block.id, None).level == 5
+    assert memory.expand_block(block.id, "L4").level == 4
+    assert memory.expand_block(block.id, "raw").label == "L5 raw"
+    memory.expand_block(block.id, "L4")
     context = memory.get_block_context()
     assert next(entry.id for entry in context) == block.id
     assert context[0].level == 4 and context[0].content == first_block.l4_readable
@@ -187,8 +195,11 @@ def test_manual_projection_without_projector(open_memory: Any) -> None:
     claim = memory.claim_next_element_projection()
     failed = memory.fail_element_projection(claim.job_id, "model timed out")
     assert failed.status == "failed" and failed.last_error == "model timed out"
-    claim = memory.claim_next_element_projection()
-    assert claim is None  # failed jobs wait for resume_pending_work / a projector
+    retry = memory.claim_next_element_projection()  # a manual loop retries a failed job
+    assert retry is not None and retry.job_id == claim.job_id
+    [job] = [j for j in memory.list_element_projection_jobs() if j.id == claim.job_id]
+    assert (job.status, job.attempts) == ("running", 2)
+    memory.fail_element_projection(claim.job_id, RuntimeError("still down"))
     again = memory.resume_pending_work()
     assert again.projected_elements == []
     assert second.id in memory.list_element_projection_jobs()[-1].source_event_ids

@@ -20,8 +20,8 @@ from typing import Any
 import orjson
 import pytest
 
-from stratagate.cli import main
-from stratagate.locomo import default_data_dir
+from stratagate.cli.app import main
+from stratagate.formats.locomo import default_data_dir
 from tests.support.chat_server import ChatServer, error
 
 WORKTREE = Path(__file__).resolve().parents[2]

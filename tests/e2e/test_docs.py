@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from stratagate.locomo import default_data_dir
+from stratagate.formats.locomo import default_data_dir
 from tests.support.chat_server import ChatServer, json_reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,9 +182,9 @@ def test_shell_commands_are_known_and_run(page: Path, tmp_path: Path) -> None:
 
 
 def test_external_import_format_example_is_valid() -> None:
-    from stratagate.external_import import parse_document
+    from stratagate.formats.external_memory import parse_document
 
-    text = (ROOT / "stratagate" / "external_import.py").read_text(encoding="utf-8")
+    text = (ROOT / "stratagate" / "formats" / "external_memory.py").read_text(encoding="utf-8")
     example = text.split("A document is JSON (a dict or text)::", 1)[1].split("Malformed", 1)[0]
     cleaned = re.sub(r"#[^\n]*", "", example)
     document = json.loads(cleaned)

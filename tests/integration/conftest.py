@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from stratagate.events.sql_store import SqlEventStore, open_event_store
+from stratagate.store.sql import SqlEventStore, open_event_store
 
 PG_URL = os.environ.get(
     "STRATAGATE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"

@@ -21,8 +21,8 @@ from typing import Any
 from sqlalchemy import event
 
 from stratagate.errors import StorageConflictError
-from stratagate.events.records import NewEvent
-from stratagate.events.sql_store import SqlEventStore, open_event_store
+from stratagate.store.records import NewEvent
+from stratagate.store.sql import SqlEventStore, open_event_store
 
 
 def say(line: str) -> None:

@@ -99,8 +99,9 @@ def test_expansion_steps(memory: Any) -> None:
     assert card.current_state["uses"] == "pnpm"
     with pytest.raises(InvalidInputError):
         memory.expand_element(element.element_id, at="yesterday-ish")
-    block = memory.expand_block(expanded.source_block.id, 2)
-    assert block.pointer_current_level == 2
+    entry = memory.expand_block(expanded.source_block.id, 2)
+    assert (entry.id, entry.level, entry.label) == (expanded.source_block.id, 2, "L2 key points")
+    assert memory.get_block(entry.id).pointer_current_level == 2
 
 
 def test_adoption_reinforces_only_sufficiently_assessed_refs(memory: Any) -> None:

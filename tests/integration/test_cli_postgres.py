@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from stratagate.cli import main
+from stratagate.cli.app import main
 
 pytestmark = pytest.mark.postgres
 

@@ -30,9 +30,9 @@ from stratagate.errors import (
     StorageError,
     StrataGateError,
 )
-from stratagate.events import schema
-from stratagate.events.records import GENESIS_HASH, EventStore, NewEvent, Snapshot, StoredEvent
-from stratagate.events.sql_store import SqlEventStore, open_event_store
+from stratagate.store import schema
+from stratagate.store.records import GENESIS_HASH, EventStore, NewEvent, Snapshot, StoredEvent
+from stratagate.store.sql import SqlEventStore, open_event_store
 
 if TYPE_CHECKING:
     from conftest import Backend

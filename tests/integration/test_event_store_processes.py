@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 from sqlalchemy import text
 
-from stratagate.events.records import NewEvent, StoredEvent
-from stratagate.events.sql_store import open_event_store
+from stratagate.store.records import NewEvent, StoredEvent
+from stratagate.store.sql import open_event_store
 
 if TYPE_CHECKING:
     from conftest import Backend

@@ -243,7 +243,7 @@ def test_decisions_preferences_and_ongoing_work_are_events(events: list[EventCar
 REPLAY_DIGESTS = """
 import sys
 from projections.replay import replay
-from stratagate.events.sql_store import open_event_store
+from stratagate.store.sql import open_event_store
 state = replay(open_event_store(sys.argv[1]), "default")
 print(sorted(state.digests().items()))
 """

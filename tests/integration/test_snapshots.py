@@ -11,8 +11,8 @@ import pytest
 
 from projections.replay import hydrate, load_snapshot, replay
 from stratagate import StrataGate
-from stratagate.events import EventStore, Snapshot
-from stratagate.events.sql_store import open_event_store
+from stratagate.store import EventStore, Snapshot
+from stratagate.store.sql import open_event_store
 
 KEY = "inline"
 

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stratagate.cli_format import happened, history_gist, validity
-from stratagate.cli_progress import PLAIN_EVERY_S, Progress
-from stratagate.cli_render import clip, display_width, one_line, progress_line, table, wrap
+from stratagate.cli.formatting import happened, history_gist, validity
+from stratagate.cli.progress import PLAIN_EVERY_S, Progress
+from stratagate.cli.render import clip, display_width, one_line, progress_line, table, wrap
 from stratagate.models import ElementFact, EventTemporal
 
 TEXT = st.text(alphabet=st.sampled_from([*"ab cd\nxy\t", "数", "据", "库", "é", "…"]), max_size=200)

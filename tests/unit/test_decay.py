@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stratagate.decay import block_weight, decayed_level, normalize_level
+from stratagate.core.decay import block_weight, decayed_level, normalize_level
 from stratagate.errors import InvalidInputError
 
 # Spec 001: additional ready blocks after an L5 anchor → default display level (lambda 0.30).
@@ -70,13 +70,17 @@ def test_anchor_level_must_be_a_level(bad_level: object) -> None:
         ("NEXT", 5, 5),
         ("previous", 3, 2),
         ("previous", 0, 0),
+        ("raw", 1, 5),
+        ("RAW", 5, 5),
+        (None, 2, 3),
+        (None, 5, 5),
     ],
 )
 def test_normalize_level(value: object, current: int, expected: int) -> None:
     assert normalize_level(value, current) == expected
 
 
-@pytest.mark.parametrize("value", [6, -1, "L6", "raw", "", "12", 2.0, True, None, "prev"])
+@pytest.mark.parametrize("value", [6, -1, "L6", "raws", "", "12", 2.0, True, "prev", [5]])
 def test_normalize_level_rejects_anything_else(value: object) -> None:
     with pytest.raises(InvalidInputError):
         normalize_level(value, 2)

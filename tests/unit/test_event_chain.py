@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stratagate.events.chain import (
+from stratagate.store.chain import (
     CHAINED_COLUMNS,
     canonical_row,
     check_chain,
     row_hash,
     seal_batch,
 )
-from stratagate.events.records import GENESIS_HASH, NewEvent, StoredEvent
+from stratagate.store.records import GENESIS_HASH, NewEvent, StoredEvent
 
 TEXT = st.text(max_size=30)
 NEW_EVENTS = st.lists(

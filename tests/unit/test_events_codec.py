@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stratagate.core.facts import FactAdded, NewElement, ProjectionPlan
 from stratagate.errors import StorageError
 from stratagate.events import EVENT_TYPES, DomainEvent, decode_payload, encode
 from stratagate.events.codec import UPCASTERS, canonical_json
-from stratagate.facts import FactAdded, NewElement, ProjectionPlan
 from stratagate.models import (
     BlockSummary,
     ElementFact,

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stratagate.facts import (
+from stratagate.core.facts import (
     FactAdded,
     ProjectionPlan,
     current_state,

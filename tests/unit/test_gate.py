@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stratagate.core.gate import FALLBACK_STRATEGY, MAX_EVIDENCE_REFS, normalize_assessment
 from stratagate.errors import InvalidInputError
-from stratagate.gate import FALLBACK_STRATEGY, MAX_EVIDENCE_REFS, normalize_assessment
 
 BATCH = ["evt_1", "evt_2", "evt_3", "fact_9"]
 

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from stratagate.cards import build_card, cited_messages
+from stratagate.core.provenance import build_card, cited_messages
+from stratagate.core.turn_input import check_thread_id, turn_messages
 from stratagate.errors import InvalidInputError
-from stratagate.external_import import (
+from stratagate.formats.external_memory import (
     FORMAT,
     candidate,
     check_decision,
@@ -19,7 +20,6 @@ from stratagate.external_import import (
 )
 from stratagate.models import EventCard, EventCardInput, RawMessage
 from stratagate.options import MemoryOptions
-from stratagate.turns import check_thread_id, turn_messages
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 

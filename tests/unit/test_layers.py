@@ -9,16 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stratagate.errors import InvalidInputError
-from stratagate.layers import (
+from stratagate.core.layers import (
     REPEATED_MARKER,
     condense_transcript,
     deterministic_layers,
     readable_transcript,
     render_raw,
 )
+from stratagate.core.tokens import estimate_tokens
+from stratagate.errors import InvalidInputError
 from stratagate.models import RawMessage
-from stratagate.tokens import estimate_tokens
 
 T0 = datetime(2023, 5, 7, 12, 0, tzinfo=UTC)
 LONG = (

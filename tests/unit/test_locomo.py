@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stratagate.errors import InvalidInputError
-from stratagate.locomo import (
+from stratagate.formats.locomo import (
     PAD_SUFFIX,
     LocomoFormatError,
     conversation_turns,

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stratagate.adapters.callbacks import anchor_cards, check_assessment
 from stratagate.adapters.openai_compat import extract_json_object, strip_reasoning
+from stratagate.adapters.openai_models import anchor_cards, check_assessment
 
 _SCALARS = st.none() | st.booleans() | st.integers() | st.text(max_size=20)
 _VALUES = st.recursive(

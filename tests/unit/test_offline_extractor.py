@@ -17,7 +17,7 @@ from stratagate.models import (
     TimelineEntry,
 )
 from stratagate.offline import OfflineExtractor, offline_extractor
-from stratagate.offline.extractor import NO_EVENTS_REASON, extract_events
+from stratagate.offline.event_extractor import NO_EVENTS_REASON, extract_events
 
 SAID = datetime(2023, 5, 25, 13, 14, tzinfo=UTC)  # a Thursday
 

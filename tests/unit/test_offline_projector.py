@@ -16,7 +16,7 @@ from stratagate.models import (
     EventTemporal,
 )
 from stratagate.offline import offline_element_projector
-from stratagate.offline.projector import SHARED_PROJECT, project_elements
+from stratagate.offline.element_projector import SHARED_PROJECT, project_elements
 
 NOW = datetime(2023, 5, 25, 13, 14, tzinfo=UTC)
 

@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from stratagate.errors import InvalidInputError
-from stratagate.ranking import (
+from stratagate.core.ranking import (
     RankedHit,
     bm25_idf,
     bm25_rank,
@@ -19,7 +18,8 @@ from stratagate.ranking import (
     item_id,
     rrf_rank,
 )
-from stratagate.text import search_tokens, weighted_tokens
+from stratagate.core.search_text import search_tokens, weighted_tokens
+from stratagate.errors import InvalidInputError
 
 
 @dataclass(frozen=True)

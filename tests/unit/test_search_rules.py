@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projections.inverted import InvertedIndex
-from stratagate.ranking import bm25_rank
-from stratagate.text import query_tokens, search_tokens, weighted_tokens
+from stratagate.core.ranking import bm25_rank
+from stratagate.core.search_text import query_tokens, search_tokens, weighted_tokens
 
 LATIN = ["pottery", "class", "classes", "painted", "painting", "camp", "camping", "the", "a", "is"]
 HAN = ["我们", "今天", "北京", "吃饭", "学习", "画画", "露营", "猫", "的"]

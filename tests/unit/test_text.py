@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stratagate.errors import InvalidInputError
-from stratagate.text import (
+from stratagate.core.search_text import (
     normalize_search_text,
     search_tokens,
     stem,
     weighted_tokens,
     word_tokens,
 )
+from stratagate.errors import InvalidInputError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -146,7 +146,7 @@ def test_weighted_tokens_rejects_bad_fields(field: object) -> None:
 
 
 def test_jieba_initialises_quietly() -> None:
-    code = "from stratagate.text import search_tokens; print(search_tokens('卡洛琳做了演讲'))"
+    code = "from stratagate.core.search_text import search_tokens; print(search_tokens('卡洛琳做了演讲'))"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60

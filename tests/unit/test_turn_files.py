@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from stratagate.locomo import default_data_dir
-from stratagate.turn_files import TurnFileError, parse_turn_text, read_turn_file
+from stratagate.formats.locomo import default_data_dir
+from stratagate.formats.turn_files import TurnFileError, parse_turn_text, read_turn_file
 
 LOCOMO = default_data_dir() / "conv-26.json"
 

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stratagate.errors import InvalidInputError
-from stratagate.models import MemoryWeight
-from stratagate.weights import (
+from stratagate.core.memory_weight import (
     SUPERSEDED_CAP,
     adoption_lambda,
     criticality_floor,
     memory_weight,
 )
+from stratagate.errors import InvalidInputError
+from stratagate.models import MemoryWeight
 
 
 @pytest.mark.parametrize(

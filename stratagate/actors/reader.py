@@ -1,0 +1,254 @@
+"""The read side: answers every query from the read models, after catching up with the log.
+
+The reader owns no stream. A search is a query whose batch must be citable by the evidence
+gate, so it asks the weight keeper it is hosted beside to log the batch (``RecordBatch``) in
+the same call; nothing else it does appends anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stratagate.actors.live import LiveState
+from stratagate.actors.role import MessageHandler, handles
+from stratagate.actors.weight_keeper import WeightKeeper
+from stratagate.formats.external_memory import ImportPlan, PlannedItem, candidate, item_hash
+from stratagate.messages import (
+    CurrentTurn,
+    EventWeight,
+    ExpandEvent,
+    GetBlock,
+    GetBlockContext,
+    GetElement,
+    GetEvent,
+    GetStats,
+    HasReceipt,
+    ListBlocks,
+    ListElements,
+    ListEvents,
+    ListExtractionJobs,
+    ListOpenTail,
+    ListProjectionJobs,
+    ListUsageReceipts,
+    PlanImport,
+    Recall,
+    RecordBatch,
+    SearchElements,
+    SearchEvents,
+    SearchRaw,
+    search_options,
+)
+from stratagate.models import (
+    ElementCard,
+    ElementProjectionJob,
+    EventCard,
+    ExtractionJob,
+    MemoryBlock,
+    RawMessage,
+    UsageReceipt,
+)
+from stratagate.read.recall import recall
+from stratagate.read.view import MemoryView
+from stratagate.results import (
+    BlockContextEntry,
+    ElementHit,
+    EventHit,
+    ExpandedEvent,
+    HitList,
+    NamespaceStats,
+    RawHit,
+    RecallContext,
+)
+
+
+class Reader(MessageHandler):
+    """Query handler over one namespace's read models (every model)."""
+
+    def __init__(self, live: LiveState, weights: WeightKeeper) -> None:
+        self.live = live
+        self.weights = weights
+
+    @property
+    def view(self) -> MemoryView:
+        self.live.refresh()
+        return self.live.view
+
+    # -- plain reads ------------------------------------------------------------------------
+
+    @handles(CurrentTurn)
+    def current_turn(self, _: CurrentTurn) -> int:
+        return self.view.turn
+
+    @handles(GetBlock)
+    def get_block(self, query: GetBlock) -> MemoryBlock:
+        return self.view.get_block(query.block_id)
+
+    @handles(ListBlocks)
+    def list_blocks(self, query: ListBlocks) -> list[MemoryBlock]:
+        return self.view.list_blocks(query.thread_id)
+
+    @handles(ListOpenTail)
+    def list_open_tail(self, query: ListOpenTail) -> list[RawMessage]:
+        return self.view.list_open_tail(query.thread_id)
+
+    @handles(GetBlockContext)
+    def get_block_context(self, query: GetBlockContext) -> list[BlockContextEntry]:
+        return self.view.get_block_context(query.thread_id)
+
+    @handles(GetEvent)
+    def get_event(self, query: GetEvent) -> EventCard:
+        return self.view.get_event(query.event_id)
+
+    @handles(ListEvents)
+    def list_events(self, _: ListEvents) -> list[EventCard]:
+        return self.view.list_events()
+
+    @handles(EventWeight)
+    def event_weight(self, query: EventWeight) -> float:
+        return self.view.event_weight(query.event_id)
+
+    @handles(ExpandEvent)
+    def expand_event(self, query: ExpandEvent) -> ExpandedEvent:
+        return self.view.expand_event(query.event_id)
+
+    @handles(GetElement)
+    def get_element(self, query: GetElement) -> ElementCard:
+        return self.view.expand_element(query.element_id, query.at)
+
+    @handles(ListElements)
+    def list_elements(self, _: ListElements) -> list[ElementCard]:
+        return self.view.list_elements()
+
+    @handles(ListExtractionJobs)
+    def list_extraction_jobs(self, _: ListExtractionJobs) -> list[ExtractionJob]:
+        return self.view.list_extraction_jobs()
+
+    @handles(ListProjectionJobs)
+    def list_projection_jobs(self, _: ListProjectionJobs) -> list[ElementProjectionJob]:
+        return self.view.list_element_projection_jobs()
+
+    @handles(ListUsageReceipts)
+    def list_usage_receipts(self, _: ListUsageReceipts) -> list[UsageReceipt]:
+        return self.view.list_usage_receipts()
+
+    @handles(HasReceipt)
+    def has_receipt(self, query: HasReceipt) -> bool:
+        return self.view.has_ingestion_receipt(query.receipt_id)
+
+    @handles(GetStats)
+    def stats(self, query: GetStats) -> NamespaceStats:
+        return self.view.stats(query.revision)
+
+    # -- searches (each logs its batch) -----------------------------------------------------
+
+    def _log(self, kind: Any, message: Any, refs: list[str], **ids: list[str]) -> str:
+        return self.weights.handle(
+            RecordBatch(
+                kind=kind, query=message.query, options=search_options(message), refs=refs, **ids
+            )
+        )
+
+    @handles(SearchEvents)
+    def search_events(self, query: SearchEvents) -> HitList[EventHit]:
+        """Ranked event hits; the batch (query, options, refs) is logged."""
+        hits = self.view.rank_events(query)
+        ids = [hit.id for hit in hits]
+        return HitList(hits, self._log("events", query, ids, event_ids=ids))
+
+    @handles(SearchElements)
+    def search_elements(self, query: SearchElements) -> HitList[ElementHit]:
+        """Fact-level element hits; refs are fact ids and element ids."""
+        hits = self.view.rank_elements(query)
+        refs = [ref for hit in hits for ref in (hit.id, hit.element_id)]
+        element_ids = [hit.element_id for hit in hits]
+        return HitList(hits, self._log("elements", query, refs, element_ids=element_ids))
+
+    @handles(SearchRaw)
+    def search_raw(self, query: SearchRaw) -> HitList[RawHit]:
+        """Ranked source messages; refs are message ids and block ids."""
+        hits = self.view.rank_raw(query)
+        refs = [ref for hit in hits for ref in (hit.id, hit.block_id) if ref is not None]
+        return HitList(hits, self._log("raw", query, refs))
+
+    @handles(Recall)
+    def recall(self, query: Recall) -> RecallContext:
+        """Automatic activation; logged as a ``context`` batch, never reinforced."""
+        view = self.view
+        context = recall(view, query)
+        event_ids = [entry.id for entry in context.events]
+        fact_ids = [entry.id for entry in context.elements]
+        owners = view.state.elements.fact_owner
+        element_ids = [owners[f] for f in fact_ids]
+        batch_id = self._log(
+            "context",
+            query,
+            [*event_ids, *fact_ids, *element_ids],
+            event_ids=event_ids,
+            element_ids=element_ids,
+        )
+        return context.model_copy(update={"batch_id": batch_id})
+
+    # -- external memory --------------------------------------------------------------------
+
+    @handles(PlanImport)
+    def plan_import(self, query: PlanImport) -> ImportPlan:
+        """Skip exact duplicates and pair each new item with its top-k similar events (not
+        logged: nothing is decided until the caller's decider has answered)."""
+        view = self.view
+        state = view.state
+        known = state.events.imported_hashes()
+        blocks = state.blocks
+        batch_id = self.weights.new_id("import", state.events.imports)
+        block_id = self.weights.new_id("blk", blocks.blocks)
+        now = self.weights.options.now()
+        document = query.document
+        items: list[PlannedItem] = []
+        taken_messages: set[str] = set()
+        skipped = 0
+        for item in document.items:
+            digest = item_hash(item)
+            if digest in known:
+                skipped += 1
+                continue
+            known.add(digest)
+            message_id = self.weights.new_id("msg", _Union(blocks.messages, taken_messages))
+            taken_messages.add(message_id)
+            message = RawMessage(
+                id=message_id,
+                role="user",
+                name=document.source,
+                content=item.text,
+                created_at=now,
+                thread_id=f"import:{batch_id}",
+            )
+            proposal = candidate(item, block_id=block_id, message_id=message.id)
+            matches = [
+                hit.event
+                for hit in view.rank_events(SearchEvents(query=proposal.summary, limit=query.top_k))
+            ]
+            items.append(
+                PlannedItem(
+                    item=item, digest=digest, message=message, candidate=proposal, matches=matches
+                )
+            )
+        return ImportPlan(
+            batch_id=batch_id,
+            block_id=block_id,
+            format=document.format,
+            source=document.source,
+            items=items,
+            skipped_duplicates=skipped,
+        )
+
+
+class _Union:
+    """Membership in either of two collections (ids taken by the log or by this plan)."""
+
+    def __init__(self, *parts: Any) -> None:
+        self.parts = parts
+
+    def __contains__(self, item: object) -> bool:
+        return any(item in part for part in self.parts)
+
+
+__all__ = ["Reader"]

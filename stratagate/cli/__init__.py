@@ -1,0 +1,1 @@
+"""The ``stratagate`` command line (entry point ``stratagate.cli.app:main``)."""

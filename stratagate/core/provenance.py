@@ -1,0 +1,72 @@
+"""Turning a proposed event card into a stored one: ids, provenance, mention time, weight.
+
+Provenance rules (spec 000, "Delayed event extraction"): a card cites exactly one source block
+and only that block's messages. For extraction the target block is forced as the source and
+message ids outside it are dropped, falling back to every target message when none is valid;
+for a caller's ``add_event`` an id outside the block is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from datetime import datetime
+
+from stratagate.core.memory_weight import criticality_floor
+from stratagate.core.timeutil import format_utc
+from stratagate.errors import InvalidInputError
+from stratagate.models import EventCard, EventCardInput, EventTemporal, MemoryWeight, RawMessage
+
+
+def cited_messages(
+    proposed: Sequence[str], block_messages: Sequence[RawMessage], *, strict: bool
+) -> list[str]:
+    """The message ids a card may cite: the valid subset, or every block message if none."""
+    legal = [m.id for m in block_messages]
+    legal_set = set(legal)
+    invalid = [m for m in proposed if m not in legal_set]
+    if invalid and strict:
+        raise InvalidInputError(f"source_message_ids not in the source block: {', '.join(invalid)}")
+    valid = [m for m in dict.fromkeys(proposed) if m in legal_set]
+    return valid or legal
+
+
+def build_card(
+    proposed: EventCardInput,
+    *,
+    block_id: str,
+    block_messages: Sequence[RawMessage],
+    existing_ids: Collection[str],
+    at: datetime,
+    turn: int,
+    new_id: Callable[[str], str],
+    strict: bool,
+    fill_mentioned: bool = True,
+) -> EventCard:
+    """A stored card for ``proposed`` whose source is ``block_id`` (see the module rules)."""
+    message_ids = cited_messages(proposed.source_message_ids, block_messages, strict=strict)
+    if proposed.id is not None and proposed.id in existing_ids:
+        if strict:
+            raise InvalidInputError(f"event id {proposed.id!r} already exists")
+        event_id = new_id("evt")
+    else:
+        event_id = proposed.id or new_id("evt")
+    cited = [m for m in block_messages if m.id in set(message_ids)]
+    mentioned = format_utc(max(m.created_at for m in cited)) if cited else format_utc(at)
+    temporal = proposed.temporal or EventTemporal()
+    if temporal.mentioned_at is None and fill_mentioned:
+        temporal = temporal.model_copy(update={"mentioned_at": mentioned})
+    return EventCard(
+        **proposed.model_dump(exclude={"id", "source_block_id", "source_message_ids", "temporal"}),
+        id=event_id,
+        source_block_id=block_id,
+        source_message_ids=message_ids,
+        temporal=temporal,
+        weight=MemoryWeight(
+            last_adopted_turn=turn, floor_weight=criticality_floor(proposed.criticality)
+        ),
+        created_at=at,
+        updated_at=at,
+    )
+
+
+__all__ = ["build_card", "cited_messages"]

@@ -1,0 +1,445 @@
+"""Every operation on a namespace as one frozen, typed message: commands change the log,
+queries read the read models.
+
+A message is validated once, where it is built (in the façade); the role that handles it
+trusts its fields. ``Message[R]`` names the result type, so ``runtime.send(GetEvent(...))`` is
+an ``EventCard`` to a type checker. Which role handles which message is the routing table of
+``stratagate.actors.routing``. Invalid fields raise ``InvalidInputError`` naming the field.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from stratagate.core.timeutil import parse_datetime
+from stratagate.errors import InvalidInputError
+from stratagate.formats.external_memory import Decision, ExternalMemoryDocument, ImportPlan
+from stratagate.models import (
+    ElementCard,
+    ElementProjectionContext,
+    ElementProjectionJob,
+    ElementProjectionResult,
+    EventCard,
+    EventCardInput,
+    ExtractionJob,
+    MemoryBlock,
+    RawMessage,
+    RetrievalAssessment,
+    UsageAudit,
+    UsageReceipt,
+    UtcDatetime,
+    first_error,
+)
+from stratagate.results import (
+    BlockContextEntry,
+    ElementHit,
+    EventHit,
+    ExpandedEvent,
+    HitList,
+    ImportResult,
+    NamespaceStats,
+    RawHit,
+    RecallContext,
+)
+
+R = TypeVar("R")
+
+MAX_LIMIT = 10_000
+"""The largest ``limit`` a search accepts (larger asks are input errors, not slow queries)."""
+MAX_QUERY_CHARS = 4_000
+"""The longest query text a search accepts (a query is a question, not a document)."""
+MAX_BUDGET = 1_000_000
+"""The largest token budget or entry count ``recall_context`` accepts."""
+
+
+def _limit(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LIMIT:
+        raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {value!r}")
+    return value
+
+
+def _count(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_BUDGET:
+        raise ValueError(f"must be an integer from 0 to {MAX_BUDGET}, got {value!r}")
+    return value
+
+
+def _query(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"query must be a string, got {type(value).__name__}")
+    if len(value) > MAX_QUERY_CHARS:
+        raise ValueError(f"query is {len(value)} characters, more than {MAX_QUERY_CHARS}")
+    return value
+
+
+def _moment(value: object) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime | str):
+        raise ValueError(f"not a datetime or ISO-8601 text: {value!r}")
+    try:
+        return parse_datetime(value)
+    except ValueError as exc:
+        raise ValueError(f"not a datetime or ISO-8601 text: {value!r}") from exc
+
+
+def _text_id(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"must be a non-empty string, got {value!r}")
+    return value
+
+
+def _optional_list(value: object) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+        raise ValueError(f"must be a list of strings, got {type(value).__name__}")
+    return list(value)
+
+
+Limit = Annotated[int, BeforeValidator(_limit)]
+Count = Annotated[int, BeforeValidator(_count)]
+QueryText = Annotated[str, BeforeValidator(_query)]
+Moment = Annotated[datetime | None, BeforeValidator(_moment)]
+Id = Annotated[str, BeforeValidator(_text_id)]
+OptionalIds = Annotated[list[str] | None, BeforeValidator(_optional_list)]
+Governance = Literal["pin", "unpin", "forget", "restore", "archive"]
+
+
+class Message(BaseModel, Generic[R]):
+    """One operation on a namespace; ``R`` is what handling it returns."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise InvalidInputError(f"{type(self).__name__}: {first_error(exc)}") from exc
+
+
+class Command(Message[R]):
+    """Decides and appends domain events (a write)."""
+
+
+class Query(Message[R]):
+    """Answers from the read models; appends nothing (searches log their batch through the
+    weight keeper, which is how a batch becomes citable by the evidence gate)."""
+
+
+# -- ingest (sealer) -------------------------------------------------------------------------
+
+
+class TurnAck(BaseModel):
+    """The sealer's answer once a turn is durable (or recognised as a duplicate)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    turn: int | None
+    duplicate: bool = False
+
+
+class ApplySettings(Command[bool]):
+    """Log the opener's explicit block size / decay lambda when they differ from the record."""
+
+
+class AppendTurn(Command[TurnAck]):
+    """Make one validated turn durable (ids and times already decided by the façade)."""
+
+    command_id: str
+    thread_id: str | None
+    receipt_id: str | None
+    messages: list[RawMessage] = Field(min_length=1)
+    at: UtcDatetime
+
+
+class AppendTurns(Command[list[TurnAck]]):
+    """Make many turns durable in as few commits as possible; each is acknowledged only once
+    it is durable, and each receipt id is honoured as if appended alone."""
+
+    turns: list[AppendTurn] = Field(min_length=1)
+
+
+class SealReady(Command[list[MemoryBlock]]):
+    """Seal every open tail that holds a full block (failed seals only when retrying)."""
+
+    retry_failed: bool = False
+
+
+class LiftBlock(Command[BlockContextEntry]):
+    """Re-anchor a block's decay pointer at a level and its thread's latest position."""
+
+    block_id: Id
+    target: int | str | None = "next"
+    source: Literal["user", "agent"] = "agent"
+
+
+# -- extraction (extractor) ------------------------------------------------------------------
+
+
+class ExtractReady(Command[list[EventCard]]):
+    """Run every extraction job whose target block is ready (its next block is sealed)."""
+
+    retry_failed: bool = False
+    retry_skipped: bool = False
+
+
+class AddEvents(Command[list[EventCard]]):
+    """Add callers' cards, each citing an existing block; projection jobs follow."""
+
+    events: list[EventCardInput] = Field(min_length=1)
+
+
+class ImportExternal(Command[ImportResult]):
+    """Append a decided import plan as one atomic batch."""
+
+    plan: ImportPlan
+    decisions: list[Decision]
+
+
+class UndoImport(Command[bool]):
+    """Take an import batch's events out of retrieval (False when already undone)."""
+
+    batch_id: Id
+
+
+# -- projection (projector) ------------------------------------------------------------------
+
+
+class QueueProjections(Command[list[str]]):
+    """Queue one projection job per group of durable events not yet queued."""
+
+
+class RunProjections(Command[list[ElementCard]]):
+    """Queue, then claim → call → complete every pending job (when a projector is set)."""
+
+    retry_failed: bool = False
+
+
+class ClaimProjection(Command[ElementProjectionContext | None]):
+    """Claim the oldest pending job (or, when asked, the oldest failed one)."""
+
+    include_failed: bool = False
+
+
+class CompleteProjection(Command[ElementProjectionJob]):
+    """Apply a result to a claimed job."""
+
+    job_id: Id
+    result: ElementProjectionResult
+
+
+class FailProjection(Command[ElementProjectionJob]):
+    """Record a claimed job as failed (retryable)."""
+
+    job_id: Id
+    error: str
+
+
+# -- weights (weight keeper) -----------------------------------------------------------------
+
+
+class RecordBatch(Command[str]):
+    """Log a retrieval batch (its query, options and hit refs); returns the batch id."""
+
+    kind: Literal["events", "elements", "raw", "context"]
+    query: str
+    options: dict[str, Any]
+    refs: list[str]
+    event_ids: list[str] = Field(default_factory=list)
+    element_ids: list[str] = Field(default_factory=list)
+
+
+class Assess(Command[RetrievalAssessment]):
+    """Normalise an assessment against a logged batch (``batch_id``) or explicit refs."""
+
+    raw: dict[str, Any]
+    batch_id: str | None = None
+    refs: list[str] | None = None
+
+
+class RecordUse(Command[UsageReceipt]):
+    """Record which memories an answer used (reinforces once per receipt id)."""
+
+    event_ids: list[str] = Field(default_factory=list)
+    element_ids: list[str] = Field(default_factory=list)
+    receipt_id: str | None = None
+    audit: UsageAudit | None = None
+
+
+class Govern(Command[bool]):
+    """Pin, unpin, forget, restore or archive an event (False when it already was)."""
+
+    action: Governance
+    event_id: Id
+
+
+# -- queries (reader) ------------------------------------------------------------------------
+
+
+class CurrentTurn(Query[int]):
+    """Turns appended to the namespace (all threads)."""
+
+
+class GetBlock(Query[MemoryBlock]):
+    block_id: str
+
+
+class ListBlocks(Query[list[MemoryBlock]]):
+    thread_id: str | None = None
+
+
+class ListOpenTail(Query[list[RawMessage]]):
+    thread_id: str | None = None
+
+
+class GetBlockContext(Query[list[BlockContextEntry]]):
+    thread_id: str | None = None
+
+
+class GetEvent(Query[EventCard]):
+    event_id: str
+
+
+class ListEvents(Query[list[EventCard]]):
+    """Every event card in creation order, whatever its status."""
+
+
+class EventWeight(Query[float]):
+    event_id: str
+
+
+class ExpandEvent(Query[ExpandedEvent]):
+    event_id: str
+
+
+class GetElement(Query[ElementCard]):
+    element_id: str
+    at: Moment = None
+
+
+class ListElements(Query[list[ElementCard]]):
+    pass
+
+
+class ListExtractionJobs(Query[list[ExtractionJob]]):
+    pass
+
+
+class ListProjectionJobs(Query[list[ElementProjectionJob]]):
+    pass
+
+
+class ListUsageReceipts(Query[list[UsageReceipt]]):
+    pass
+
+
+class HasReceipt(Query[bool]):
+    receipt_id: str
+
+
+class GetStats(Query[NamespaceStats]):
+    revision: int
+
+
+class SearchEvents(Query[HitList[EventHit]]):
+    """Hybrid event search (BM25 + structured rankings, RRF); the batch is logged."""
+
+    query: QueryText
+    limit: Limit = 6
+    temporal_intent: str | None = None
+    participants: OptionalIds = None
+    event_type: str | None = None
+    happened_from: Moment = None
+    happened_to: Moment = None
+
+
+class SearchElements(Query[HitList[ElementHit]]):
+    """Fact-level element search; the batch is logged."""
+
+    query: QueryText
+    limit: Limit = 8
+    name: str | None = None
+    type: str | None = None
+
+
+class SearchRaw(Query[HitList[RawHit]]):
+    """Ranked source messages with their neighbours; the batch is logged."""
+
+    query: QueryText
+    limit: Limit = 6
+    thread_id: str | None = None
+
+
+class Recall(Query[RecallContext]):
+    """Automatic activation within a token budget; logged as a ``context`` batch."""
+
+    query: QueryText
+    thread_id: str | None = None
+    max_events: Count = 4
+    max_elements: Count = 4
+    token_budget: Count = 900
+
+
+class PlanImport(Query[ImportPlan]):
+    """Skip exact duplicates and pair each new item with its most similar events."""
+
+    document: ExternalMemoryDocument
+    top_k: Annotated[int, Field(ge=1, le=50, strict=True)] = 5
+
+
+def search_options(message: SearchEvents | SearchElements | SearchRaw | Recall) -> dict[str, Any]:
+    """A search's options as logged with its batch: every set field but the query, JSON-able."""
+    return message.model_dump(mode="json", exclude={"query"}, exclude_none=True)
+
+
+__all__ = [
+    "MAX_LIMIT",
+    "MAX_QUERY_CHARS",
+    "AddEvents",
+    "AppendTurn",
+    "AppendTurns",
+    "ApplySettings",
+    "Assess",
+    "ClaimProjection",
+    "Command",
+    "CompleteProjection",
+    "CurrentTurn",
+    "EventWeight",
+    "ExpandEvent",
+    "ExtractReady",
+    "FailProjection",
+    "GetBlock",
+    "GetBlockContext",
+    "GetElement",
+    "GetEvent",
+    "GetStats",
+    "Govern",
+    "HasReceipt",
+    "ImportExternal",
+    "LiftBlock",
+    "ListBlocks",
+    "ListElements",
+    "ListEvents",
+    "ListExtractionJobs",
+    "ListOpenTail",
+    "ListProjectionJobs",
+    "ListUsageReceipts",
+    "Message",
+    "PlanImport",
+    "Query",
+    "QueueProjections",
+    "Recall",
+    "RecordBatch",
+    "RecordUse",
+    "RunProjections",
+    "SealReady",
+    "SearchElements",
+    "SearchEvents",
+    "SearchRaw",
+    "TurnAck",
+    "UndoImport",
+]

@@ -1,0 +1,128 @@
+"""The per-namespace hash chain of ``stratagate_events``, written down for auditors.
+
+Every row carries ``prev_hash`` and ``hash``. ``prev_hash`` is the ``hash`` of the previous row
+of the same namespace in ``global_position`` order (``GENESIS_HASH``, 64 zeros, for the first).
+``hash`` is computed in two steps:
+
+1. The canonical row: a JSON object holding every column except ``prev_hash`` and ``hash`` —
+   ``event_id``, ``event_type``, ``global_position``, ``namespace``, ``payload``,
+   ``recorded_at``, ``schema_version``, ``stream``, ``stream_version`` — keys sorted, no
+   whitespace, non-ASCII characters unescaped, UTF-8 encoded. ``payload`` enters as a JSON
+   string holding the stored text verbatim, so even re-formatting the payload breaks the chain.
+   Python's ``json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``
+   produces the same text as the ``orjson`` call used here.
+2. ``hash = sha256(prev_hash + "\\n" + canonical_row)`` over the UTF-8 bytes, as lower-case hex.
+
+Editing any column of a row changes its hash, so the row fails to verify at its own position;
+deleting a row breaks the ``prev_hash`` link of the row after it. Everything here is pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from stratagate.store.records import GENESIS_HASH, NewEvent, StoredEvent
+
+CHAINED_COLUMNS = (
+    "event_id",
+    "event_type",
+    "global_position",
+    "namespace",
+    "payload",
+    "recorded_at",
+    "schema_version",
+    "stream",
+    "stream_version",
+)
+"""The columns a row's hash covers: all of them but ``prev_hash`` and ``hash``."""
+
+
+def canonical_row(event: StoredEvent) -> bytes:
+    """The canonical UTF-8 JSON text of ``event``'s chained columns (sorted keys, no spaces)."""
+    return _canonical(_chained_fields(event))
+
+
+def row_hash(prev_hash: str, event: StoredEvent) -> str:
+    """The hex SHA-256 that chains ``event`` onto the row whose hash is ``prev_hash``."""
+    return _hash(prev_hash, _chained_fields(event))
+
+
+def seal_batch(
+    events: Sequence[NewEvent],
+    *,
+    namespace: str,
+    stream: str,
+    first_position: int,
+    first_version: int,
+    recorded_at: str,
+    prev_hash: str,
+) -> list[StoredEvent]:
+    """Turn ``events`` into consecutive rows chained onto ``prev_hash``, ready to insert."""
+    sealed: list[StoredEvent] = []
+    for offset, new in enumerate(events):
+        fields: dict[str, Any] = {
+            "event_id": new.event_id,
+            "event_type": new.event_type,
+            "global_position": first_position + offset,
+            "namespace": namespace,
+            "payload": new.payload,
+            "recorded_at": recorded_at,
+            "schema_version": new.schema_version,
+            "stream": stream,
+            "stream_version": first_version + offset,
+        }
+        digest = _hash(prev_hash, fields)
+        sealed.append(StoredEvent(**fields, prev_hash=prev_hash, hash=digest))
+        prev_hash = digest
+    return sealed
+
+
+@dataclass(frozen=True, slots=True)
+class ChainCheck:
+    """Outcome of walking a namespace's rows: the first bad position and where the walk ended."""
+
+    first_bad_position: int | None
+    last_position: int
+    last_hash: str
+    count: int
+
+
+def check_chain(events: Iterable[StoredEvent]) -> ChainCheck:
+    """Walk one namespace's rows in position order; stop at the first row that does not verify.
+
+    A row fails when its ``prev_hash`` is not the previous row's ``hash`` (or ``GENESIS_HASH``)
+    or when its own ``hash`` differs from ``row_hash`` of its columns.
+    """
+    expected_prev, last_position, count = GENESIS_HASH, 0, 0
+    for event in events:
+        if event.prev_hash != expected_prev or event.hash != row_hash(expected_prev, event):
+            return ChainCheck(event.global_position, last_position, expected_prev, count)
+        expected_prev, last_position, count = event.hash, event.global_position, count + 1
+    return ChainCheck(None, last_position, expected_prev, count)
+
+
+def _chained_fields(event: StoredEvent) -> dict[str, Any]:
+    return {column: getattr(event, column) for column in CHAINED_COLUMNS}
+
+
+def _canonical(fields: dict[str, Any]) -> bytes:
+    return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
+
+
+def _hash(prev_hash: str, fields: dict[str, Any]) -> str:
+    return hashlib.sha256(prev_hash.encode("ascii") + b"\n" + _canonical(fields)).hexdigest()
+
+
+__all__ = [
+    "CHAINED_COLUMNS",
+    "ChainCheck",
+    "canonical_row",
+    "check_chain",
+    "row_hash",
+    "seal_batch",
+]
