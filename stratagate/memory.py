@@ -130,6 +130,14 @@ def database_url(database: str | os.PathLike[str]) -> str:
 class StrataGate:
     """Long-term memory of one namespace. Open it with ``StrataGate.open`` or ``in_memory``."""
 
+    _namespace: str
+    _database: str
+    _options: MemoryOptions
+    _temp_dir: str | None
+    _closed: bool
+    _store: EventStore
+    _runtime: Runtime
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
             "construction is explicit: use StrataGate.open(...) or StrataGate.in_memory(...)"
@@ -622,7 +630,7 @@ class StrataGate:
         """Logged domain events after ``since`` (a global position), in order."""
         if not isinstance(since, int) or since < 0:
             raise InvalidInputError(f"since must be a non-negative integer, got {since!r}")
-        records = []
+        records: list[HistoryRecord] = []
         position = since
         while True:
             rows = self._store.read(self._namespace, after=position, limit=2000)
