@@ -14,7 +14,7 @@ from stratagate.actors.role import Role, error_text, handles
 from stratagate.callbacks import invoke, resolve, validate_output
 from stratagate.core.layers import deterministic_layers
 from stratagate.core.provenance import build_card
-from stratagate.errors import InvalidInputError, UnknownIdError
+from stratagate.errors import InvalidInputError, ModelResponseError, UnknownIdError
 from stratagate.events import (
     EXTRACTION,
     DomainEvent,
@@ -118,9 +118,11 @@ class Extractor(Role):
             self._append(ExtractionSkipped(block_id=block_id, reason=reason, at=now))
             return []
         if not result.events:
-            error = f"extractor returned should_extract=true with no events: {result.reason or 'no reason given'}"
-            self._append(ExtractionFailed(block_id=block_id, error=error, at=now))
-            return []
+            failure = ModelResponseError(
+                f"extractor returned no valid events: {result.reason or 'no reason given'}"
+            )
+            self._append(ExtractionFailed(block_id=block_id, error=error_text(failure), at=now))
+            raise failure
         existing = set(self.state.events.records)
         cards: list[EventCard] = []
         for proposed in result.events:
