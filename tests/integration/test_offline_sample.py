@@ -21,6 +21,7 @@ import pytest
 
 from stratagate import StrataGate
 from stratagate.models import ElementCard, EventCard
+from stratagate.results import RecallEntry
 
 WORKTREE = Path(__file__).resolve().parents[2]
 SAMPLE = files("stratagate") / "sample" / "project_conversation.jsonl"
@@ -238,6 +239,50 @@ def test_decisions_preferences_and_ongoing_work_are_events(events: list[EventCar
     assert queue is not None and queue.status == "ongoing"
     demo = _event(events, "demo it to Helen").temporal
     assert demo is not None and "Helen Okafor" in demo.participants
+
+
+def _labels_match_statuses(memory: StrataGate, entries: list[RecallEntry]) -> None:
+    """Every superseded entry says so and names its replacement, shown before it."""
+    ids = [entry.id for entry in entries]
+    for entry in entries:
+        if entry.status == "superseded":
+            assert entry.superseded_by in ids, entry.text
+            assert ids.index(entry.superseded_by) < ids.index(entry.id)
+            assert entry.text.startswith(f"[superseded, replaced by {entry.superseded_by}]")
+        else:
+            assert "superseded" not in entry.text.split("]")[0], entry.text
+    for entry in entries:
+        if entry.kind == "event":
+            assert memory.get_event(entry.id).status == entry.status
+
+
+def test_recall_puts_the_current_package_manager_first(
+    memory: StrataGate, events: list[EventCard]
+) -> None:
+    context = memory.recall_context("what package manager do we use?")
+    pnpm = _event(events, "Let's switch to pnpm then.")
+    npm = _event(events, "We'll use npm for packages")
+    ids = [entry.id for entry in context.events]
+    assert pnpm.id in ids and ids.index(pnpm.id) < ids.index(npm.id)
+    _labels_match_statuses(memory, context.events)
+    _labels_match_statuses(memory, context.elements)
+    managers = [e for e in context.elements if "package manager" in e.text]
+    assert managers[0].status == "active" and "package manager: pnpm" in managers[0].text
+    assert context.tokens <= context.token_budget
+
+
+def test_recall_never_shows_a_replaced_or_cancelled_plan_as_current(
+    memory: StrataGate, events: list[EventCard]
+) -> None:
+    context = memory.recall_context("when is the launch?")
+    offsite = _event(events, "we're planning a two-day offsite in Hangzhou")
+    called_off = _event(events, "the Hangzhou offsite is called off")
+    ids = [entry.id for entry in context.events]
+    assert offsite.id not in ids or ids.index(called_off.id) < ids.index(offsite.id)
+    _labels_match_statuses(memory, context.events)
+    _labels_match_statuses(memory, context.elements)
+    launch = [e for e in context.elements if "launch date" in e.text]
+    assert launch[0].status == "active" and "2026-04-27" in launch[0].text
 
 
 REPLAY_DIGESTS = """
