@@ -21,6 +21,7 @@ import pytest
 
 from stratagate import StrataGate
 from stratagate.models import ElementCard, EventCard
+from stratagate.offline.element_projector import EVENT_LINK_KEYS, PARTICIPATION_LIMIT
 from stratagate.results import RecallEntry
 
 WORKTREE = Path(__file__).resolve().parents[2]
@@ -86,7 +87,7 @@ def _day(value: datetime | None) -> str | None:
 
 def test_the_project_is_the_one_the_user_is_building(elements: list[ElementCard]) -> None:
     project = _element(elements, "project", "Fieldnotes")
-    assert project.current_state["built_by"] == ["user"]
+    assert project.current_state["built_by"] == ["Lin Wei"]
     assert project.current_state["client"] == "Northridge Ecology Institute"
     assert not any(e.name == "shared project" for e in elements)
 
@@ -143,15 +144,17 @@ def test_people_with_their_roles(elements: list[ElementCard]) -> None:
     helen = _element(elements, "person", "Dr. Helen Okafor")
     assert helen.current_state["organization"] == "Northridge Ecology Institute"
     user = _element(elements, "person", "Lin Wei")
-    assert user.name == "user" and user.current_state["role"] == "product lead"
+    assert user.name == "Lin Wei" and user.current_state["role"] == "product lead"
+    assert user.current_state["speaker_role"] == "user"
     assert {"Priya", "Tomás", "Helen"} <= {a for e in elements for a in e.aliases}
 
 
 def test_no_false_people_and_no_element_named_like_a_date(elements: list[ElementCard]) -> None:
     people = {e.name for e in elements if e.type == "person"}
-    assert people == {
-        "user", "assistant", "Priya Raman", "Tomás Ortega", "Helen Okafor", "Marco Bianchi",
+    assert people == {  # speaker roles are not people; the user is the name they gave
+        "Lin Wei", "Priya Raman", "Tomás Ortega", "Helen Okafor", "Marco Bianchi",
     }  # fmt: skip
+    assert not any({"user", "assistant"} & {e.name, *e.aliases} for e in elements)
     for element in elements:
         assert not DATE_LIKE.search(element.name), element.name
 
@@ -170,8 +173,21 @@ def test_organization_places_and_projects(elements: list[ElementCard]) -> None:
 
 
 def test_preferences_of_the_user(elements: list[ElementCard]) -> None:
-    preferences = _element(elements, "person", "user").current_state["preferences"]
+    preferences = _element(elements, "person", "Lin Wei").current_state["preferences"]
     assert {"short PR descriptions", "深色主题", "squash merges"} <= set(preferences)
+
+
+def test_participation_names_a_bounded_set_of_events(
+    elements: list[ElementCard], events: list[EventCard]
+) -> None:
+    ids = {event.id for event in events}
+    for element in elements:
+        for key in EVENT_LINK_KEYS:
+            values = element.current_state.get(key, [])
+            assert isinstance(values, list) and len(values) <= PARTICIPATION_LIMIT, element.name
+            assert set(values) <= ids, (element.name, key)
+    priya = _element(elements, "person", "Priya Raman").current_state["participated_in"]
+    assert _event(events, "Priya Raman is our designer").id in priya
 
 
 def test_switches_supersede_what_they_replace(events: list[EventCard]) -> None:
