@@ -14,7 +14,7 @@ Nothing here reinforces anything.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from stratagate.core.memory_weight import SUPERSEDED_CAP, memory_weight
 from stratagate.core.tokens import estimate_tokens
@@ -164,17 +164,38 @@ def _event_entry(card: EventCard, relevance: float, weight: float) -> RecallEntr
     )
 
 
+def spread_sources(
+    ranked: Sequence[RecallEntry], sources: Mapping[str, Collection[str]]
+) -> list[RecallEntry]:
+    """``ranked`` with each entry whose source messages earlier entries already cite moved
+    behind the others (in order): four sentences of one message show less than four messages.
+    A current card that replaces another keeps its place."""
+    seen: set[str] = set()
+    first: list[RecallEntry] = []
+    later: list[RecallEntry] = []
+    for entry in ranked:
+        cited = set(sources.get(entry.id, ()))
+        if cited and cited <= seen and not entry.replaces:
+            later.append(entry)
+        else:
+            first.append(entry)
+            seen |= cited
+    return first + later
+
+
 def event_candidates(view: MemoryView, hits: Sequence[EventHit]) -> list[RecallEntry]:
-    """Event hits plus the current cards of superseded ones, ranked."""
+    """Event hits plus the current cards of superseded ones, ranked, sources spread."""
     entries = {h.id: _event_entry(h.event, h.score, h.weight) for h in hits}
+    sources = {h.id: h.event.source_message_ids for h in hits}
     replaced_by: dict[str, str] = {}
     for hit in hits:
         current = _current_event(view, hit.event) if hit.event.status == "superseded" else None
         if current is not None:
             weight = memory_weight(current.weight, current.status, view.turn)
             entries.setdefault(current.id, _event_entry(current, 0.0, weight))
+            sources.setdefault(current.id, current.source_message_ids)
             replaced_by[hit.id] = current.id
-    return rank_candidates(list(entries.values()), replaced_by)
+    return spread_sources(rank_candidates(list(entries.values()), replaced_by), sources)
 
 
 def _fact_entry(hit: ElementHit, weight: float) -> RecallEntry:
