@@ -21,7 +21,9 @@ before it answers. An evidence id is in the context when an event shown cites it
 shown cites an event that cites it ("memories"); "+blocks" also counts the messages of the
 conversation blocks the context shows as a transcript (L3 condensed to L5 raw, and the open
 tail), which depend on recency, not on the question. These are reported beside raw@10 and
-events@4 (the first four event hits: relevance alone, no weight, no budget). Averages are over questions. Evidence entries are read as
+events@4 (the first four event hits: relevance alone, no weight, no budget). ``--weight-floor``
+sets ``stratagate.read.recall.WEIGHT_FLOOR`` in this process (the harness runs the inline
+runtime) to sweep the recall blend. Averages are over questions. Evidence entries are read as
 ``D<session>:<turn>`` ids (``"D8:6; D9:17"`` is two ids, ``"D:11:26"`` is ``D11:26``); ids that
 name no message are dropped and questions left with none are skipped (both counted). Category 5
 (adversarial: the question presupposes something the conversation does not say) is reported
@@ -29,7 +31,7 @@ but excluded from the headline and per-conversation figures. Ranking rules were 
 conv-26 and conv-30 only ("tuning"); the other conversations are reported as "held-out".
 
 Usage: PYTHONPATH=. python scripts/eval_locomo.py [--data DIR] [--out PATH] [--samples ID ...]
-                                                [--context]
+                                                [--context [--weight-floor F]]
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from pathlib import Path
 import orjson
 from rank_bm25 import BM25Okapi
 
+import stratagate.read.recall
 from stratagate import RecallContext, StrataGate
 from stratagate.formats.locomo import (
     PAD_SUFFIX,
@@ -412,7 +415,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also measure the evidence inside recall_context's output (default budget)",
     )
+    parser.add_argument(
+        "--weight-floor",
+        type=float,
+        default=None,
+        help="override the recall blend's WEIGHT_FLOOR (0-1) for a sweep",
+    )
     args = parser.parse_args(argv)
+    if args.weight_floor is not None:
+        if not 0.0 <= args.weight_floor <= 1.0:
+            parser.error("--weight-floor must be between 0 and 1")
+        stratagate.read.recall.WEIGHT_FLOOR = args.weight_floor
     paths = sorted(args.data.glob("*.json"))
     if args.samples:
         paths = [p for p in paths if p.stem in set(args.samples)]
@@ -436,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     document = {
         "block_turns": args.block_turns,
         "context": args.context,
+        "weight_floor": stratagate.read.recall.WEIGHT_FLOOR,
         "limit": LIMIT,
         "headline_categories": list(HEADLINE_CATEGORIES),
         **summary,

@@ -103,3 +103,16 @@ def test_context_coverage_counts_memories_and_transcript_blocks() -> None:
     assert (figures["context_blocks_r"], figures["context_blocks_all"]) == (1.0, 1.0)
     assert (figures["events_r@4"], figures["events_all@4"]) == (0.5, 0.0)
     assert "context_r" not in ev.question_figures({"raw": [1], "events": [1], "baseline": [1]})
+
+
+def test_weight_floor_option_sets_the_recall_blend(tmp_path: Path) -> None:
+    import stratagate.read.recall as recall
+
+    with pytest.raises(SystemExit):
+        ev.main(["--data", str(tmp_path), "--weight-floor", "2"])
+    default = recall.WEIGHT_FLOOR
+    try:
+        assert ev.main(["--data", str(tmp_path), "--context", "--weight-floor", "0.5"]) == 2
+        assert recall.WEIGHT_FLOOR == 0.5
+    finally:
+        recall.WEIGHT_FLOOR = default
