@@ -44,7 +44,8 @@ def _span(start: str | None, end: str | None) -> str:
 
 
 def event_line(card: EventCard) -> str:
-    """One event as a context line: its status, what it says, its two time axes and its id.
+    """One event as a context line: what it says, its two time axes and its id (``pack`` puts
+    the status label in front).
 
     The summary alone when it already contains the title (the offline extractor's titles are
     its first sentence), else ``title: summary``."""
@@ -305,4 +306,6 @@ __all__ = [
     "rank_candidates",
     "recall",
     "render",
+    "spread_sources",
+    "status_label",
 ]
