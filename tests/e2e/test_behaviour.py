@@ -249,6 +249,46 @@ def test_failures_are_durable_and_resumable(open_memory: Any, tmp_path: Any) -> 
     assert after == {block_id: attempts + 1 for block_id, attempts in before.items()}
 
 
+def test_append_turns_is_one_commit_of_checked_idempotent_turns(open_memory: Any) -> None:
+    memory = open_memory(block_turn_size=2, extractor=KeywordExtractor())
+    turns = [
+        {
+            "user": f"we decided step {i}",
+            "assistant": "ok",
+            "receipt_id": f"r{i}",
+            "created_at": at(i),
+        }
+        for i in range(5)
+    ]
+    revision = memory.revision
+    with pytest.raises(InvalidInputError, match=r"turns\[2\]"):
+        memory.append_turns([*turns[:2], {"user": None, "assistant": "x"}])
+    assert memory.revision == revision  # a bad turn anywhere: nothing is appended
+    done = memory.append_turns(turns)
+    assert done.turns == [1, 2, 3, 4, 5] and done.duplicates == 0
+    assert len(done.sealed_blocks) == 2 and done.extracted_events
+    ingest = [r for r in memory.history() if r.type == "TurnAppended"]
+    assert len(ingest) == 5 and len({r.recorded_at for r in ingest}) == 1  # one append
+    again = memory.append_turns(
+        [*turns[3:], {"user": "new", "assistant": "ok", "receipt_id": "r9"}]
+    )
+    assert again.turns == [None, None, 6] and again.duplicates == 2
+    assert memory.turn == 6 and memory.verify().ok
+    cards = memory.add_events(
+        [
+            {
+                "title": f"note {i}",
+                "summary": f"note {i}",
+                "source_block_id": done.sealed_blocks[0].id,
+            }
+            for i in range(3)
+        ]
+    )
+    assert [c.title for c in cards] == ["note 0", "note 1", "note 2"]
+    with pytest.raises(UnknownIdError):
+        memory.add_events([{"title": "x", "summary": "x", "source_block_id": "blk_nope"}])
+
+
 def test_an_extractor_without_events_is_a_failure_the_caller_sees(open_memory: Any) -> None:
     memory = open_memory(block_turn_size=1, extractor=EmptyHanded())
     memory.append_turn("we decided to ship", "ok", created_at=at(0))
