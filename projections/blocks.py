@@ -23,7 +23,7 @@ from stratagate.events import (
     SettingsChanged,
     TurnAppended,
 )
-from stratagate.events.payloads import convert, convert_all
+from stratagate.events.payloads import MessageData, convert, convert_all
 from stratagate.models import BlockSummary, RawMessage, UtcDatetime
 
 DEFAULT_THREAD = ""
@@ -72,6 +72,16 @@ class BlockRecord(Record):
     l3_condensed: str
     l4_readable: str
     l5_raw: list[RawMessage]
+
+
+def _same_or_converted(folded: list[RawMessage], stored: list[MessageData]) -> list[RawMessage]:
+    """A block's raw messages: the tail's already folded ones when they are the same messages
+    (as a seal's always are), else converted from what the block stored."""
+    if [m.id for m in folded] == [m.id for m in stored] and all(
+        a.content == b.content for a, b in zip(folded, stored, strict=True)
+    ):
+        return folded
+    return convert_all(RawMessage, stored)
 
 
 @dataclass(slots=True)
@@ -147,6 +157,7 @@ class BlocksModel(ReadModel):
         key = thread_key(event.thread_id)
         thread = self.threads[key]
         sealed_turns = event.end_turn - event.start_turn + 1
+        folded = [m for turn in thread.tail[:sealed_turns] for m in turn.messages]
         thread.tail = thread.tail[sealed_turns:]
         thread.block_ids.append(event.block_id)
         thread.seal_status = None
@@ -166,7 +177,7 @@ class BlocksModel(ReadModel):
                 summarizer=event.summarizer,
                 l3_condensed=event.l3_condensed,
                 l4_readable=event.l4_readable,
-                l5_raw=convert_all(RawMessage, event.l5_raw),
+                l5_raw=_same_or_converted(folded, event.l5_raw),
             )
         )
 

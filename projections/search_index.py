@@ -172,7 +172,11 @@ class SearchIndex(ReadModel):
     def __init__(self) -> None:
         self.events = InvertedIndex()
         self.facts = InvertedIndex()
-        self.raw = InvertedIndex(removable=False)
+        self._raw = InvertedIndex(removable=False)
+        self._pending_raw: list[tuple[int, list[tuple[str, str, str | None]]]] = []
+        """Turns whose messages are not indexed yet: (first new message, the thread's previous
+        message then the turn's, as (id, text, speaker)). Raw messages are indexed when first
+        needed — a raw search, a digest, a snapshot — so ingesting pays nothing for them."""
         self.participants: dict[str, set[str]] = {}
         self.speakers: dict[str, set[str]] = {}
         self.event_types: dict[str, set[str]] = {}
@@ -274,19 +278,33 @@ class SearchIndex(ReadModel):
             *([previous] if previous is not None else []),
             *event.messages,
         ]
-        counts = [Counter(search_tokens(message.content)) for message in messages]  # once each
-        nothing: Counter[str] = Counter()
         first = 1 if previous is not None else 0
-        for i in range(first, len(messages)):
-            message = messages[i]
-            if not message.content.strip():
-                continue
-            before = counts[i - 1] if i > 0 else nothing
-            after = counts[i + 1] if i + 1 < len(messages) else nothing
-            document = weighted_counts(counts[i], message.name, before, after)
-            self.raw.add_counts(message.id, document)
-            if message.name:
+        self._pending_raw.append((first, [(m.id, m.content, m.name) for m in messages]))
+        for message in event.messages:
+            if message.name and message.content.strip():
                 self.speakers.setdefault(normalize_name(message.name), set()).add(message.id)
+
+    @property
+    def raw(self) -> InvertedIndex:
+        """The raw-message index, with every folded turn's messages in it."""
+        if self._pending_raw:
+            self._index_pending_raw()
+        return self._raw
+
+    def _index_pending_raw(self) -> None:
+        """Index the waiting turns, in fold order: each message's own tokens weighted up, its
+        speaker, and its neighbours (the thread's previous message, the turn's next one)."""
+        pending, self._pending_raw = self._pending_raw, []
+        nothing: Counter[str] = Counter()
+        for first, messages in pending:
+            counts = [Counter(search_tokens(text)) for _, text, _ in messages]  # once each
+            for i in range(first, len(messages)):
+                message_id, text, speaker = messages[i]
+                if not text.strip():
+                    continue
+                before = counts[i - 1] if i > 0 else nothing
+                after = counts[i + 1] if i + 1 < len(messages) else nothing
+                self._raw.add_counts(message_id, weighted_counts(counts[i], speaker, before, after))
 
     def _previous_message(self, event: TurnAppended) -> RawMessage | None:
         """The thread's last message before this turn (the blocks model has folded the turn)."""
@@ -503,7 +521,7 @@ class SearchIndex(ReadModel):
         model = cls()
         model.events = InvertedIndex.restore(data["events"])
         model.facts = InvertedIndex.restore(data["facts"])
-        model.raw = InvertedIndex.restore(data["raw"], removable=False)
+        model._raw = InvertedIndex.restore(data["raw"], removable=False)
         model.participants = {key: set(ids) for key, ids in data["participants"]}
         model.speakers = {key: set(ids) for key, ids in data["speakers"]}
         model.event_types = {key: set(ids) for key, ids in data["event_types"]}
