@@ -153,6 +153,8 @@ class StrataGate:
     def in_memory(cls, namespace: str = "default", **options: Any) -> StrataGate:
         """An ephemeral memory (tests, scratch): nothing outlives ``close()``."""
         opts = MemoryOptions.from_kwargs(**options).with_(persistent=False)
+        if "snapshot_every" not in options and opts.runtime == "inline":
+            opts = opts.with_(snapshot_every=0)  # nothing outlives the process: no snapshots
         temp_dir = None
         database = MEMORY_URL
         if opts.runtime == "ray":  # actors are processes: they need a file to share
