@@ -109,6 +109,9 @@ from stratagate.store.sql import open_event_store
 
 R = TypeVar("R")
 
+MAX_POSITION = 2**63 - 1
+"""The largest global position a log can hold (its column is a signed 64-bit integer)."""
+
 
 def check_namespace(namespace: object) -> str:
     """A namespace is a non-empty printable string."""
@@ -121,7 +124,11 @@ def check_namespace(namespace: object) -> str:
 
 def database_url(database: str | os.PathLike[str]) -> str:
     """A stable identity for a database: URLs as given, file paths made absolute."""
-    text = os.fspath(database)
+    if not isinstance(database, str | os.PathLike):
+        raise InvalidInputError(
+            f"database must be a file path or a URL, not {type(database).__name__}"
+        )
+    text = os.fsdecode(database)
     if "://" in text or text == ":memory:":
         return text
     return str(Path(text).expanduser().resolve())
@@ -620,8 +627,10 @@ class StrataGate:
 
     def history(self, since: int = 0) -> list[HistoryRecord]:
         """Logged domain events after ``since`` (a global position), in order."""
-        if not isinstance(since, int) or since < 0:
-            raise InvalidInputError(f"since must be a non-negative integer, got {since!r}")
+        if not isinstance(since, int) or not 0 <= since <= MAX_POSITION:
+            raise InvalidInputError(
+                f"since must be an integer from 0 to {MAX_POSITION}, got {since!r}"
+            )
         records = []
         position = since
         while True:

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
+from stratagate.cli.app import DEFAULT_NAMESPACE, EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.formatting import json_text
-from stratagate.cli.ingest_job import ingest_turns, model_options
+from stratagate.cli.ingest_job import FileResult, JobFile, model_options, run_job
 from stratagate.cli.progress import Progress
 from stratagate.cli.render import WIDTH, clip, table
 from stratagate.cli.views import (
@@ -30,9 +31,11 @@ from stratagate.cli.views import (
     raw_hit_lines,
     stats_lines,
 )
+from stratagate.core.search_text import search_tokens
 from stratagate.errors import InvalidInputError, StorageError, UnknownIdError
-from stratagate.formats.turn_files import read_turn_file
-from stratagate.memory import StrataGate, verify_namespace
+from stratagate.events import EVENT_TYPES
+from stratagate.formats.turn_files import TurnFileError, read_turn_file
+from stratagate.memory import StrataGate, check_namespace, verify_namespace
 from stratagate.results import VerifyReport
 from stratagate.store.sql import open_event_store
 
@@ -60,22 +63,28 @@ def _show(args: argparse.Namespace, value: Any, lines: list[str]) -> None:
 
 # -- opening ---------------------------------------------------------------------------------
 
+SQLITE_URL = "sqlite:///"
+
 
 def require_database(database: str) -> None:
-    """A SQLite path must name an existing file (a looking command never creates one)."""
-    if "://" not in database and not Path(database).is_file():
+    """A SQLite path or ``sqlite:///`` URL must name an existing file (a looking command never
+    creates one)."""
+    path = database.removeprefix(SQLITE_URL) if database.startswith(SQLITE_URL) else database
+    if "://" not in path and not Path(path).is_file():
         raise NothingThereError(f"no database at {database} (nothing has been ingested there)")
 
 
 def log_head(database: str, namespace: str) -> int:
-    """The log's last global position; ``NothingThereError`` unless the namespace exists."""
+    """The log's last global position; ``NothingThereError`` unless the namespace exists.
+
+    The error names no other namespace: in a shared database those are other tenants' names.
+    """
     require_database(database)
     with open_event_store(database, create=False) as store:
-        known = store.namespaces()
-        if namespace not in known:
-            listed = ", ".join(known) or "none"
+        if store.count(namespace) == 0:
             raise NothingThereError(
-                f"unknown namespace {namespace!r} in {database} (namespaces: {listed})"
+                f"unknown namespace {namespace!r} in {database} "
+                "(`stratagate namespaces` lists the namespaces there)"
             )
         return store.global_head()
 
@@ -92,39 +101,131 @@ def existing_memory(args: argparse.Namespace) -> Iterator[StrataGate]:
 
 
 def ingest(args: argparse.Namespace) -> int:
-    """Append a JSONL or LoCoMo file's turns not yet in the namespace."""
-    turn_file = read_turn_file(args.file, thread_id=args.thread, limit=args.limit)
+    """Append the turns of files not yet in their namespaces, several namespaces at once."""
+    files = job_files(args.paths, args.namespace, thread_id=args.thread, limit=args.limit)
     options = model_options(args.models)
     if args.block_turn_size is not None:
         options["block_turn_size"] = args.block_turn_size
-    with StrataGate.open(args.database, args.namespace, **options) as memory:
-        progress = Progress(len(turn_file.turns), sys.stderr)
-        report = ingest_turns(memory, turn_file.turns, progress)
+    if args.runtime == "ray":
+        options.update(runtime="ray", max_live_namespaces=max(args.parallel, 8))
+    namespaces = len({file.namespace for file in files})
+    started = time.monotonic()
+    total = sum(len(file.turns) for file in files)
+    with Progress(total, sys.stderr, namespaces=namespaces) as progress:
+        results = run_job(args.database, files, options, parallel=args.parallel, progress=progress)
+    elapsed = time.monotonic() - started
+    appended = sum(result.report.appended for result in results)
+    skipped = sum(result.report.skipped for result in results)
     if args.json:
         emit_json(
             {
-                "file": str(args.file),
-                "kind": turn_file.kind,
                 "database": args.database,
-                "namespace": args.namespace,
-                **report.as_dict(),
+                "runtime": args.runtime,
+                "parallel": args.parallel,
+                "namespaces": namespaces,
+                "turns": {"total": total, "appended": appended, "skipped": skipped},
+                "elapsed_s": round(elapsed, 3),
+                "files": [result.as_dict() for result in results],
             }
         )
         return EXIT_OK
-    print(f"ingested {args.file} ({turn_file.kind}, {report.total} turns) into {args.namespace}")
-    emit(report.summary_lines())
+    rate = appended / elapsed if elapsed > 0 else 0.0
+    at_once = min(args.parallel, namespaces)
+    print(
+        clip(
+            f"ingested {len(files)} file(s) into {namespaces} namespace(s) of {args.database} "
+            f"({args.runtime}, {at_once} at once)",
+            WIDTH,
+        )
+    )
+    emit(ingest_table(results))
+    print(f"turns     {appended} appended, {skipped} skipped (already in), {total} in all")
+    print(f"elapsed   {elapsed:.1f} s ({rate:.1f} turns/s)")
     return EXIT_OK
+
+
+def job_files(
+    paths: Sequence[str], namespace: str | None, *, thread_id: str | None, limit: int | None
+) -> list[JobFile]:
+    """Every named file and every turn file of every named directory, read and checked, with
+    its namespace: ``namespace`` when given; else ``default`` for a single file, one named by
+    the file's stem for several files or a directory. Nothing is opened before all are read."""
+    found = [file for path in paths for file in turn_files_at(Path(path))]
+    single = len(paths) == 1 and len(found) == 1 and not Path(paths[0]).is_dir()
+    files = []
+    seen: dict[tuple[str, str], Path] = {}
+    for path in found:
+        target = namespace or (DEFAULT_NAMESPACE if single else path.stem)
+        try:
+            check_namespace(target)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{path}: {exc} (name one with --namespace)") from exc
+        earlier = seen.setdefault((target, path.name), path)
+        if earlier != path:  # their receipt ids (NAME:LINE) would collide: turns would be lost
+            raise InvalidInputError(
+                f"{earlier} and {path} would both go into namespace {target!r} under one "
+                "file name; ingest them separately with --namespace"
+            )
+        turn_file = read_turn_file(path, thread_id=thread_id, limit=limit)
+        files.append(JobFile(str(path), turn_file.kind, turn_file.turns, target))
+    return files
+
+
+TURN_FILE_SUFFIXES = (".jsonl", ".json")
+"""The files a directory contributes to ``ingest``: JSONL turns and LoCoMo conversations."""
+
+
+def turn_files_at(path: Path) -> list[Path]:
+    """``path`` itself, or a directory's turn files (not hidden, not recursive) by name."""
+    if not path.is_dir():
+        return [path]
+    found = sorted(
+        child
+        for child in path.iterdir()
+        if child.is_file() and child.suffix in TURN_FILE_SUFFIXES and not child.name.startswith(".")
+    )
+    if not found:
+        raise TurnFileError(f"{path}: no {' or '.join(TURN_FILE_SUFFIXES)} files in it")
+    return found
+
+
+def ingest_table(results: Sequence[FileResult]) -> list[str]:
+    """One row per file: its namespace's turns, blocks, events and elements after it."""
+    rows = []
+    for result in results:
+        report, before, after = result.report, result.report.before, result.report.after
+        rows.append(
+            [
+                result.file.namespace,
+                str(report.total),
+                str(report.appended),
+                str(report.skipped),
+                f"{after.blocks} (+{after.blocks - before.blocks})",
+                f"{after.events} (+{after.events - before.events})",
+                f"{after.elements} (+{after.elements - before.elements})",
+                str(after.revision),
+                result.file.path,
+            ]
+        )
+    headers = ["NAMESPACE", "TURNS", "APPENDED", "SKIPPED", "BLOCKS", "EVENTS", "ELEMENTS"]
+    return table([*headers, "REVISION", "FILE"], rows)
 
 
 # -- retrieval -------------------------------------------------------------------------------
 
 
 def search(args: argparse.Namespace) -> int:
-    """Ranked events, element facts or raw messages for a query (the batch is logged)."""
+    """Ranked events, element facts or raw messages for a query (the batch is logged).
+
+    A query with no searchable words (empty, blanks, punctuation) is an input error: it would
+    rank arbitrary memories and log them as a retrieval batch.
+    """
+    if not search_tokens(args.query):
+        raise InvalidInputError(f"the query {args.query!r} has no words to search for")
     with existing_memory(args) as memory:
         if args.kind == "events":
             hits: Any = memory.search_events(args.query, limit=args.limit)
-            lines = event_hit_lines(hits)
+            lines = event_hit_lines(hits, turn=memory.turn)
         elif args.kind == "elements":
             hits = memory.search_elements(args.query, limit=args.limit)
             lines = element_hit_lines(hits)
@@ -199,6 +300,10 @@ def _expand_block(memory: StrataGate, args: argparse.Namespace) -> int:
 
 def history(args: argparse.Namespace) -> int:
     """The namespace's log after a position, optionally of one event type."""
+    if args.type is not None and args.type not in EVENT_TYPES:
+        raise InvalidInputError(
+            f"unknown event type {args.type!r}; the types are {', '.join(sorted(EVENT_TYPES))}"
+        )
     with existing_memory(args) as memory:
         records = memory.history(since=args.since)
     if args.type is not None:

@@ -1,10 +1,17 @@
-"""Resumable ingestion for the command line: turns go in one by one under their receipt ids,
-so a second run skips what the first one appended. Shared by ``ingest`` and ``demo``."""
+"""Resumable ingestion for the command line, shared by ``ingest`` and ``demo``.
+
+Turns go in by ``append_turns`` in chunks of ``TURNS_PER_CALL`` under their receipt ids, so
+progress moves while a file is ingested and a second run skips what the first one appended
+(after a kill too: a chunk is one commit). ``run_job`` ingests several files at once, one
+namespace per worker thread, each namespace's roles inline or on Ray.
+"""
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +21,9 @@ from stratagate.formats.turn_files import FileTurn, TurnFileError
 from stratagate.memory import StrataGate
 
 MODEL_CHOICES: tuple[str, ...] = ("offline", "none", "openai")
+
+TURNS_PER_CALL = 64
+"""Turns per ``append_turns`` call: one commit, then the progress bar moves."""
 
 
 def model_options(models: str) -> dict[str, Any]:
@@ -94,35 +104,30 @@ class IngestReport:
         ]
 
 
-def ingest_turns(memory: StrataGate, turns: Sequence[FileTurn], progress: Progress) -> IngestReport:
-    """Finish work a previous run left pending, then append each turn not yet in.
+def ingest_turns(
+    memory: StrataGate,
+    turns: Sequence[FileTurn],
+    progress: Progress,
+    *,
+    stop: threading.Event | None = None,
+) -> IngestReport:
+    """Finish work a previous run left pending, then append the turns not yet in.
 
-    A bad turn raises ``TurnFileError`` naming where it was read; a model failure raises
-    ``ModelError``. Either way every turn appended before it stays in, and the next run
-    resumes after it.
+    A bad turn raises ``TurnFileError`` naming where it was read (the turns before it stay
+    in); a model failure raises ``ModelError`` once the turns of its chunk are stored. Either
+    way the next run resumes. When ``stop`` is set the run ends after its current chunk.
     """
     started = time.monotonic()
     before = Counts.of(memory)
     memory.resume_pending_work()
     appended = skipped = 0
-    try:
-        for done, turn in enumerate(turns, start=1):
-            try:
-                result = memory.append_turn(turn.user, turn.assistant, **turn.append_kwargs())
-            except InvalidInputError as exc:
-                raise TurnFileError(f"{turn.origin}: {exc}") from exc
-            except ModelError as exc:
-                raise ModelError(
-                    f"{turn.origin}: model call failed after the turn was stored: {exc} "
-                    "(run the same ingest again to resume)"
-                ) from exc
-            if result.duplicate:
-                skipped += 1
-            else:
-                appended += 1
-            progress.update(done)
-    finally:
-        progress.finish()
+    for chunk in chunks(turns, TURNS_PER_CALL):
+        if stop is not None and stop.is_set():
+            break
+        duplicates = append_chunk(memory, chunk)
+        appended += len(chunk) - duplicates
+        skipped += duplicates
+        progress.advance(len(chunk))
     return IngestReport(
         total=len(turns),
         appended=appended,
@@ -133,4 +138,134 @@ def ingest_turns(memory: StrataGate, turns: Sequence[FileTurn], progress: Progre
     )
 
 
-__all__ = ["MODEL_CHOICES", "Counts", "IngestReport", "ingest_turns", "model_options"]
+def chunks(turns: Sequence[FileTurn], size: int) -> Iterator[Sequence[FileTurn]]:
+    for start in range(0, len(turns), size):
+        yield turns[start : start + size]
+
+
+def append_chunk(memory: StrataGate, chunk: Sequence[FileTurn]) -> int:
+    """Append a chunk in one call; returns how many of its turns were already in."""
+    try:
+        result = memory.append_turns(
+            [{"user": t.user, "assistant": t.assistant, **t.append_kwargs()} for t in chunk]
+        )
+    except InvalidInputError:
+        # One turn is bad and nothing of the chunk went in: go turn by turn, so the turns
+        # before it do and the error names its line.
+        for turn in chunk:
+            append_one(memory, turn)
+        raise  # not reached unless append_turns refused what append_turn accepts
+    except ModelError as exc:
+        raise ModelError(
+            f"{chunk[0].origin} to {chunk[-1].origin}: model call failed after these turns "
+            f"were stored: {exc} (run the same ingest again to resume)"
+        ) from exc
+    return result.duplicates
+
+
+def append_one(memory: StrataGate, turn: FileTurn) -> None:
+    try:
+        memory.append_turn(turn.user, turn.assistant, **turn.append_kwargs())
+    except InvalidInputError as exc:
+        raise TurnFileError(f"{turn.origin}: {exc}") from exc
+    except ModelError as exc:
+        raise ModelError(
+            f"{turn.origin}: model call failed after the turn was stored: {exc} "
+            "(run the same ingest again to resume)"
+        ) from exc
+
+
+# -- a job of many files --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobFile:
+    """One file of a job: where it was read, its kind, turns and target namespace."""
+
+    path: str
+    kind: str
+    turns: list[FileTurn]
+    namespace: str
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """A file's outcome in its namespace."""
+
+    file: JobFile
+    report: IngestReport
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file.path,
+            "kind": self.file.kind,
+            "namespace": self.file.namespace,
+            **self.report.as_dict(),
+        }
+
+
+def run_job(
+    database: str,
+    files: Sequence[JobFile],
+    options: dict[str, Any],
+    *,
+    parallel: int,
+    progress: Progress,
+) -> list[FileResult]:
+    """Ingest every file; the files of one namespace go in order on one worker thread.
+
+    The first failure stops the job: the other workers finish their current chunk and end,
+    then the failure is raised (everything appended stays in; a rerun resumes). Ctrl-C does
+    the same.
+    """
+    by_namespace: dict[str, list[JobFile]] = {}
+    for file in files:
+        by_namespace.setdefault(file.namespace, []).append(file)
+    stop = threading.Event()
+
+    def ingest_namespace(namespace: str, group: list[JobFile]) -> list[FileResult]:
+        results = []
+        with StrataGate.open(database, namespace, **options) as memory:
+            for file in group:
+                report = ingest_turns(memory, file.turns, progress, stop=stop)
+                results.append(FileResult(file, report))
+        progress.advance(namespaces=1)
+        return results
+
+    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="ingest") as pool:
+        futures: list[Future[list[FileResult]]] = [
+            pool.submit(ingest_namespace, namespace, group)
+            for namespace, group in by_namespace.items()
+        ]
+        try:
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        except BaseException:  # Ctrl-C while waiting
+            _stop_all(stop, futures)
+            raise
+        if any(future.exception() is not None for future in done):
+            _stop_all(stop, futures)
+    failures = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
+    if failures:
+        raise failures[0]  # type: ignore[misc]
+    return [result for future in futures for result in future.result()]
+
+
+def _stop_all(stop: threading.Event, futures: Sequence[Future[Any]]) -> None:
+    """Start no more namespaces; running ones end after their current chunk."""
+    stop.set()
+    for future in futures:
+        future.cancel()
+
+
+__all__ = [
+    "MODEL_CHOICES",
+    "TURNS_PER_CALL",
+    "Counts",
+    "FileResult",
+    "IngestReport",
+    "JobFile",
+    "append_chunk",
+    "ingest_turns",
+    "model_options",
+    "run_job",
+]
