@@ -1,4 +1,4 @@
-"""``StrataGate``: the memory object of API.md, a thin façade over the namespace's actors.
+"""``StrataGate``: the memory object of docs/API.md, a thin façade over the namespace's actors.
 
 Every method validates its input, then asks one role (inline: in this process; Ray: a named
 actor) to decide and append; reads are answered by the weight keeper's read models. The façade

@@ -98,7 +98,7 @@ def weight_note(card: EventCard, weight: float, turn: int) -> str:
     uses = state.mention_count - 1
     used = f"used {uses}×" if uses else "never used"
     if card.status in ("forgotten", "archived"):
-        reason = card.status
+        reason: str = card.status
     elif state.pinned:
         reason = "pinned" + (f", {used}" if uses else "")
     else:
