@@ -9,10 +9,11 @@ namespace that does not exist rather than create it, and open the memory with
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,9 @@ def ingest(args: argparse.Namespace) -> int:
     namespaces = len({file.namespace for file in files})
     started = time.monotonic()
     total = sum(len(file.turns) for file in files)
-    with Progress(total, sys.stderr, namespaces=namespaces) as progress:
+    # Ray prints its raylet's warnings on stdout: keep them off the table or JSON document.
+    quiet = contextlib.redirect_stdout(sys.stderr) if args.runtime == "ray" else nullcontext()
+    with quiet, Progress(total, sys.stderr, namespaces=namespaces) as progress:
         results = run_job(args.database, files, options, parallel=args.parallel, progress=progress)
     elapsed = time.monotonic() - started
     appended = sum(result.report.appended for result in results)

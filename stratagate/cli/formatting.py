@@ -27,7 +27,7 @@ def instant(value: datetime | str | None) -> str:
         if "T" not in value:
             return value
         try:
-            value = parse_datetime(value)
+            return parse_datetime(value).strftime("%Y-%m-%d %H:%M")
         except ValueError:
             return value
     return value.strftime("%Y-%m-%d %H:%M")
@@ -44,7 +44,7 @@ def happened(temporal: EventTemporal | None) -> str:
         return "unknown"
     start, end = temporal.happened_start, temporal.happened_end
     span = instant(start) if end in (None, start) else f"{instant(start)} → {instant(end)}"
-    how = [p for p in (temporal.precision, temporal.basis) if p]
+    how: list[str] = [p for p in (temporal.precision, temporal.basis) if p]
     if temporal.original_text:
         how.append(f'"{temporal.original_text}"')
     return f"{span} ({', '.join(how)})" if how else span

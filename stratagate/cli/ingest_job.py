@@ -218,6 +218,10 @@ def run_job(
     then the failure is raised (everything appended stays in; a rerun resumes). Ctrl-C does
     the same.
     """
+    if options.get("runtime") == "ray":  # once, here: workers racing to start Ray start two
+        from stratagate.actors.ray_runtime import ensure_ray
+
+        ensure_ray(options.get("ray_address"))
     by_namespace: dict[str, list[JobFile]] = {}
     for file in files:
         by_namespace.setdefault(file.namespace, []).append(file)
@@ -229,7 +233,8 @@ def run_job(
             for file in group:
                 report = ingest_turns(memory, file.turns, progress, stop=stop)
                 results.append(FileResult(file, report))
-        progress.advance(namespaces=1)
+        if not stop.is_set():  # a stopped namespace is not done
+            progress.advance(namespaces=1)
         return results
 
     with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="ingest") as pool:
