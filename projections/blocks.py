@@ -23,6 +23,7 @@ from stratagate.events import (
     SettingsChanged,
     TurnAppended,
 )
+from stratagate.events.payloads import convert, convert_all
 from stratagate.models import BlockSummary, RawMessage, UtcDatetime
 
 DEFAULT_THREAD = ""
@@ -119,7 +120,10 @@ class BlocksModel(ReadModel):
         thread.turns = event.thread_turn
         thread.tail.append(
             TailTurn(
-                turn=event.turn, thread_turn=event.thread_turn, messages=event.messages, at=event.at
+                turn=event.turn,
+                thread_turn=event.thread_turn,
+                messages=convert_all(RawMessage, event.messages),
+                at=event.at,
             )
         )
         for message in event.messages:
@@ -158,11 +162,11 @@ class BlocksModel(ReadModel):
                 start_turn=event.start_turn,
                 end_turn=event.end_turn,
                 created_at=event.at,
-                summary=event.summary,
+                summary=convert(BlockSummary, event.summary),
                 summarizer=event.summarizer,
                 l3_condensed=event.l3_condensed,
                 l4_readable=event.l4_readable,
-                l5_raw=event.l5_raw,
+                l5_raw=convert_all(RawMessage, event.l5_raw),
             )
         )
 
@@ -184,11 +188,11 @@ class BlocksModel(ReadModel):
                 start_turn=1,
                 end_turn=1,
                 created_at=event.at,
-                summary=event.summary,
+                summary=convert(BlockSummary, event.summary),
                 summarizer="import",
                 l3_condensed=event.l3_condensed,
                 l4_readable=event.l4_readable,
-                l5_raw=event.messages,
+                l5_raw=convert_all(RawMessage, event.messages),
             )
         )
 

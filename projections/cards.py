@@ -24,6 +24,7 @@ from stratagate.events import (
     ExtractionSucceeded,
     Recorded,
 )
+from stratagate.events.payloads import convert
 from stratagate.models import EventCard, EventStatus, UtcDatetime
 
 RETRIEVABLE: frozenset[str] = frozenset({"active", "superseded"})
@@ -74,7 +75,8 @@ class EventsModel(ReadModel):
 
     @handles(ExtractionSucceeded)
     def _extracted(self, event: ExtractionSucceeded, _: Recorded) -> None:
-        for card in event.events:
+        for stored in event.events:
+            card = convert(EventCard, stored)
             self.records[card.id] = EventRecord(
                 card=card, updated_at=card.updated_at, origin="extraction"
             )
@@ -82,7 +84,7 @@ class EventsModel(ReadModel):
 
     @handles(EventAdded)
     def _added(self, event: EventAdded, _: Recorded) -> None:
-        card = event.event
+        card = convert(EventCard, event.event)
         self.records[card.id] = EventRecord(
             card=card,
             updated_at=card.updated_at,

@@ -16,6 +16,7 @@ from projections.cards import EventsModel
 from projections.read_model import ReadModel, Record, dump_records, handles, load_records
 from stratagate.core.facts import current_state, facts_as_of, normalize_name
 from stratagate.events import ProjectionCompleted, Recorded
+from stratagate.events.payloads import convert
 from stratagate.models import (
     ElementCard,
     ElementFact,
@@ -94,7 +95,7 @@ class ElementsModel(ReadModel):
             element.updated_at = event.at
         for added in plan.facts_added:
             element = self.elements[added.element_id]
-            element.facts.append(added.fact)
+            element.facts.append(convert(ElementFact, added.fact))
             self.fact_owner[added.fact.id] = element.id
             for event_id in added.fact.source_event_ids:
                 if event_id not in element.source_event_ids:

@@ -11,6 +11,7 @@ from typing import Any, Self
 from pydantic import Field
 
 from projections.read_model import ReadModel, Record, dump_records, handles, load_records
+from stratagate.core.facts import touched_elements
 from stratagate.events import (
     EventAdded,
     ExtractionFailed,
@@ -180,7 +181,7 @@ class JobsModel(ReadModel):
     def _p_completed(self, event: ProjectionCompleted, _: Recorded) -> None:
         job = self.projection[event.job_id]
         job.status = "completed"
-        job.element_ids = event.plan.element_ids
+        job.element_ids = touched_elements(event.plan)
         job.reason = event.reason
         job.diagnostic = event.diagnostic
         job.updated_at = event.at

@@ -17,14 +17,15 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from stratagate.events import DomainEvent, Recorded, canonical_json
 
-Handler = Callable[[Any, DomainEvent, Recorded], None]
+Handler = Callable[..., None]
+H = TypeVar("H", bound=Handler)
 R = TypeVar("R", bound=BaseModel)
 
 
-def handles(*event_types: type[DomainEvent]) -> Callable[[Handler], Handler]:
+def handles(*event_types: type[DomainEvent]) -> Callable[[H], H]:
     """Mark a method as the fold step of the given event types."""
 
-    def deco(fn: Handler) -> Handler:
+    def deco(fn: H) -> H:
         fn.__dict__.setdefault("_handles", []).extend(event_types)
         return fn
 

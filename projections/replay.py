@@ -70,7 +70,8 @@ def _decompress(payload: bytes) -> dict[str, Any]:
     body = orjson.loads(zlib.decompress(payload))
     if body.get("format") != SNAPSHOT_FORMAT:
         raise ValueError(f"snapshot format {body.get('format')} is not {SNAPSHOT_FORMAT}")
-    return body["state"]
+    state: dict[str, Any] = body["state"]
+    return state
 
 
 def save_snapshot(store: EventStore, state: NamespaceState, key: str) -> Snapshot:

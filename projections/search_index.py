@@ -60,6 +60,7 @@ from stratagate.events import (
     Recorded,
     TurnAppended,
 )
+from stratagate.events.payloads import FactData, MessageData
 from stratagate.models import ElementFact, EventCard, RawMessage
 
 EVENT_FIELD_WEIGHTS = {
@@ -133,7 +134,7 @@ def event_document(card: EventCard) -> list[tuple[str, int]]:
     ]
 
 
-def fact_document(element: ElementRecord, fact: ElementFact) -> list[tuple[str, int]]:
+def fact_document(element: ElementRecord, fact: ElementFact | FactData) -> list[tuple[str, int]]:
     """The weighted fields of one element fact."""
     w = FACT_FIELD_WEIGHTS
     value = fact.value if isinstance(fact.value, str) else " ".join(fact.value)
@@ -250,10 +251,11 @@ class SearchIndex(ReadModel):
         for new in event.plan.elements_created:
             self.element_names.setdefault(normalize_name(new.name), set()).add(new.id)
             self.element_types.setdefault(new.type, set()).add(new.id)
-            for alias in new.aliases:
-                self.element_names.setdefault(normalize_name(alias), set()).add(new.id)
-        for alias in event.plan.aliases_added:
-            self.element_names.setdefault(normalize_name(alias.alias), set()).add(alias.element_id)
+            for name in new.aliases:
+                self.element_names.setdefault(normalize_name(name), set()).add(new.id)
+        for added_alias in event.plan.aliases_added:
+            key = normalize_name(added_alias.alias)
+            self.element_names.setdefault(key, set()).add(added_alias.element_id)
         # in plan order: a set's order follows the hash seed, and the index order is state
         renamed = dict.fromkeys(alias.element_id for alias in event.plan.aliases_added)
         for element_id in renamed:
@@ -267,7 +269,10 @@ class SearchIndex(ReadModel):
     @handles(TurnAppended)
     def _turn(self, event: TurnAppended, _: Recorded) -> None:
         previous = self._previous_message(event)
-        messages = [*([previous] if previous is not None else []), *event.messages]
+        messages: list[RawMessage | MessageData] = [
+            *([previous] if previous is not None else []),
+            *event.messages,
+        ]
         tokens = [search_tokens(message.content) for message in messages]  # each text once
         first = 1 if previous is not None else 0
         for i in range(first, len(messages)):

@@ -23,6 +23,7 @@ from stratagate.events import (
     RetrievalBatchRecorded,
     TurnAppended,
 )
+from stratagate.events.payloads import convert
 from stratagate.models import MemoryWeight, RetrievalAssessment, UsageReceipt, UtcDatetime
 
 
@@ -68,11 +69,11 @@ class WeightsModel(ReadModel):
     @handles(ExtractionSucceeded)
     def _extracted(self, event: ExtractionSucceeded, _: Recorded) -> None:
         for card in event.events:
-            self.weights[card.id] = card.weight
+            self.weights[card.id] = convert(MemoryWeight, card.weight)
 
     @handles(EventAdded)
     def _added(self, event: EventAdded, _: Recorded) -> None:
-        self.weights[event.event.id] = event.event.weight
+        self.weights[event.event.id] = convert(MemoryWeight, event.event.weight)
 
     @handles(ProjectionCompleted)
     def _projected(self, event: ProjectionCompleted, _: Recorded) -> None:
@@ -105,7 +106,7 @@ class WeightsModel(ReadModel):
         self.assessments[event.assessment_id] = AssessmentRecord(
             assessment_id=event.assessment_id,
             batch_id=event.batch_id,
-            assessment=event.assessment,
+            assessment=convert(RetrievalAssessment, event.assessment),
             at=event.at,
         )
         batch = self.batches.get(event.batch_id) if event.batch_id else None
@@ -118,7 +119,7 @@ class WeightsModel(ReadModel):
 
     @handles(MemoryUseRecorded)
     def _used(self, event: MemoryUseRecorded, _: Recorded) -> None:
-        receipt = event.receipt
+        receipt = convert(UsageReceipt, event.receipt)
         self.receipts[receipt.id] = receipt
         for memory_id in (*receipt.reinforced_event_ids, *receipt.reinforced_element_ids):
             weight = self.weights.get(memory_id)

@@ -28,6 +28,7 @@ from stratagate.events import (
     SealStarted,
     TurnAppended,
 )
+from stratagate.events.payloads import CardData, MessageData, SummaryData, convert, convert_all
 from stratagate.formats.locomo import default_data_dir, load_conversation, message_content
 from stratagate.models import EventCard, EventTemporal, RawMessage
 
@@ -151,7 +152,7 @@ class LogWriter:
             turn=self.turn,
             thread_id=thread_id,
             thread_turn=thread.turns,
-            messages=messages,
+            messages=convert_all(MessageData, messages),
             at=at,
         )
         if len(thread.tail) == BLOCK_TURNS:
@@ -171,11 +172,11 @@ class LogWriter:
             position=len(thread.block_ids) + 1,
             start_turn=start,
             end_turn=end,
-            summary=default_summary(messages),
+            summary=convert(SummaryData, default_summary(messages)),
             summarizer="default",
             l3_condensed=layers.l3_condensed,
             l4_readable=layers.l4_readable,
-            l5_raw=layers.l5_raw,
+            l5_raw=convert_all(MessageData, layers.l5_raw),
             at=at,
         )
         thread.block_ids.append(block_id)
@@ -191,7 +192,10 @@ class LogWriter:
         longest = sorted(messages, key=lambda m: -len(m.content))[: self.cards_per_block]
         cards = [card(self.lines, int(m.id[1:]), block_id, m.id) for m in longest]
         yield ExtractionSucceeded(
-            block_id=block_id, reason=f"{len(cards)} event(s)", events=cards, at=at
+            block_id=block_id,
+            reason=f"{len(cards)} event(s)",
+            events=convert_all(CardData, cards),
+            at=at,
         )
 
 
@@ -199,7 +203,8 @@ def added_cards(lines: list[Line], start: int, count: int) -> Iterator[EventAdde
     """``count`` manually added cards from message ``start`` on (the events-search corpus)."""
     for index in range(start, start + count):
         _, _, at = cycled(lines, index)
-        yield EventAdded(event=card(lines, index, "blk-cards", f"m{index}"), at=at)
+        stored = convert(CardData, card(lines, index, "blk-cards", f"m{index}"))
+        yield EventAdded(event=stored, at=at)
 
 
 @dataclass

@@ -30,11 +30,12 @@ def resolve(role: str, value: Callback | str | None) -> Callback | None:
     if value == OFFLINE:
         from stratagate import offline
 
-        return {
+        offline_models: dict[str, Callback] = {
             "summarizer": offline.offline_summarizer,
             "extractor": offline.offline_extractor,
             "element_projector": offline.offline_element_projector,
-        }[role]
+        }
+        return offline_models[role]
     raise InvalidInputError(f"{role}: expected a callable, 'offline' or None, got {value!r}")
 
 

@@ -137,6 +137,14 @@ def database_url(database: str | os.PathLike[str]) -> str:
 class StrataGate:
     """Long-term memory of one namespace. Open it with ``StrataGate.open`` or ``in_memory``."""
 
+    _namespace: str
+    _database: str
+    _options: MemoryOptions
+    _temp_dir: str | None
+    _closed: bool
+    _store: EventStore
+    _runtime: Runtime
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
             "construction is explicit: use StrataGate.open(...) or StrataGate.in_memory(...)"
@@ -631,7 +639,7 @@ class StrataGate:
             raise InvalidInputError(
                 f"since must be an integer from 0 to {MAX_POSITION}, got {since!r}"
             )
-        records = []
+        records: list[HistoryRecord] = []
         position = since
         while True:
             rows = self._store.read(self._namespace, after=position, limit=2000)

@@ -207,7 +207,7 @@ class EventCardInput(Model):
 class EventCard(EventCardInput):
     """A stored event card: immutable content plus status, supersession and weight."""
 
-    id: str  # type: ignore[assignment]  # always assigned once stored
+    id: str  # always assigned once stored
     status: EventStatus = "active"
     superseded_by: str | None = None
     weight: MemoryWeight = Field(default_factory=MemoryWeight)

@@ -8,11 +8,13 @@ runs between them, outside any transaction.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from stratagate.actors.role import Role, error_text, handles
 from stratagate.callbacks import invoke, resolve, validate_output
 from stratagate.core.layers import deterministic_layers
 from stratagate.core.provenance import build_card
-from stratagate.errors import InvalidInputError, UnknownIdError
+from stratagate.errors import InvalidInputError, ModelResponseError, UnknownIdError
 from stratagate.events import (
     EXTRACTION,
     DomainEvent,
@@ -27,8 +29,9 @@ from stratagate.events import (
     ExtractionStarted,
     ExtractionSucceeded,
 )
+from stratagate.events.payloads import CardData, MessageData, SummaryData, convert, convert_all
 from stratagate.messages import AddEvents, ExtractReady, ImportExternal, UndoImport
-from stratagate.models import BlockSummary, EventCard, ExtractionContext, ExtractionResult
+from stratagate.models import EventCard, ExtractionContext, ExtractionResult
 from stratagate.results import ImportResult
 
 SUMMARIZER_SKIP = "the summarizer marked the block should_extract=false"
@@ -115,9 +118,11 @@ class Extractor(Role):
             self._append(ExtractionSkipped(block_id=block_id, reason=reason, at=now))
             return []
         if not result.events:
-            error = f"extractor returned should_extract=true with no events: {result.reason or 'no reason given'}"
-            self._append(ExtractionFailed(block_id=block_id, error=error, at=now))
-            return []
+            failure = ModelResponseError(
+                f"extractor returned no valid events: {result.reason or 'no reason given'}"
+            )
+            self._append(ExtractionFailed(block_id=block_id, error=error_text(failure), at=now))
+            raise failure
         existing = set(self.state.events.records)
         cards: list[EventCard] = []
         for proposed in result.events:
@@ -134,13 +139,18 @@ class Extractor(Role):
             existing.add(card.id)
             cards.append(card)
         self._append(
-            ExtractionSucceeded(block_id=block_id, reason=result.reason, events=cards, at=now),
+            ExtractionSucceeded(
+                block_id=block_id,
+                reason=result.reason,
+                events=convert_all(CardData, cards),
+                at=now,
+            ),
             *self._supersessions(cards, now),
         )
         return [self.view.event(card.id) for card in cards]
 
     def _supersessions(
-        self, cards: list[EventCard], at: object, batch: str | None = None
+        self, cards: list[EventCard], at: datetime, batch: str | None = None
     ) -> list[EventSuperseded]:
         """``EventSuperseded`` for each older event a new card says it supersedes: an active
         stored event, or an earlier card of the same batch."""
@@ -155,7 +165,7 @@ class Extractor(Role):
                     out.append(
                         EventSuperseded(
                             event_id=old_id, superseded_by=card.id, import_batch_id=batch, at=at
-                        )  # type: ignore[arg-type]
+                        )
                     )
             earlier.add(card.id)
         return out
@@ -185,7 +195,7 @@ class Extractor(Role):
             existing.add(card.id)
             cards.append(card)
         self._append(
-            *(EventAdded(event=card, origin="manual", at=now) for card in cards),
+            *(EventAdded(event=convert(CardData, card), origin="manual", at=now) for card in cards),
             *self._supersessions(cards, now),
         )
         return [self.view.event(card.id) for card in cards]
@@ -225,8 +235,8 @@ class Extractor(Role):
                 format=plan.format,
                 source=plan.source,
                 block_id=plan.block_id,
-                messages=messages,
-                summary=BlockSummary(
+                messages=convert_all(MessageData, messages),
+                summary=SummaryData(
                     l0_title=f"Imported memory from {plan.source}",
                     l0_tags=["import"],
                     l1_summary=f"{len(messages)} memory items imported from {plan.source}.",
@@ -280,7 +290,12 @@ class Extractor(Role):
             )
             existing.add(card.id)
             events.append(
-                EventAdded(event=card, origin="import", import_batch_id=plan.batch_id, at=now)
+                EventAdded(
+                    event=convert(CardData, card),
+                    origin="import",
+                    import_batch_id=plan.batch_id,
+                    at=now,
+                )
             )
             result.added.append(card.id)
             if decision.action == "supersede":

@@ -14,6 +14,7 @@ from stratagate.actors.live import LiveState
 from stratagate.actors.reader import Reader
 from stratagate.actors.role import MessageHandler, Role
 from stratagate.actors.routing import ROLE_CLASSES, STAGES, WRITERS, Handles, RoleName, route
+from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.errors import DrainTimeoutError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
@@ -33,10 +34,12 @@ class InlineRuntime:
         self.live = LiveState(
             store, namespace, None, snapshot_key="inline", snapshot_every=options.snapshot_every
         )
+        weights = WeightKeeper(namespace, options, self.live)
         self.roles: dict[RoleName, Role] = {
-            name: cls(namespace, options, self.live) for name, cls in ROLE_CLASSES.items()
+            name: weights if cls is WeightKeeper else cls(namespace, options, self.live)
+            for name, cls in ROLE_CLASSES.items()
         }
-        self.reader = Reader(self.live, self.roles["weights"])
+        self.reader = Reader(self.live, weights)
         self._lock = threading.RLock()
         self._executor: ThreadPoolExecutor | None = None
         self._futures: list[Future[None]] = []

@@ -21,6 +21,7 @@ from stratagate.events import (
     ProjectionInterrupted,
     ProjectionQueued,
 )
+from stratagate.events.payloads import PlanData, convert
 from stratagate.messages import (
     ClaimProjection,
     CompleteProjection,
@@ -76,7 +77,7 @@ class Projector(Role):
         """Queue, then claim → call → complete (or fail) every pending job, if a projector is set.
 
         With ``retry_failed`` each job that was failed when the run began is retried once."""
-        self.queue_pending()
+        self.queue_pending(QueueProjections())
         projector = resolve("element_projector", self.options.element_projector)
         if projector is None:
             return []
@@ -160,7 +161,7 @@ class Projector(Role):
             ProjectionCompleted(
                 job_id=job_id,
                 reason=outcome.reason,
-                plan=plan,
+                plan=convert(PlanData, plan),
                 diagnostic=projection_diagnostic(plan, len(job.source_event_ids), outcome.reason),
                 at=now,
             )

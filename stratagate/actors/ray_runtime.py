@@ -18,7 +18,7 @@ import logging
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import ray
 from ray.actor import ActorHandle
@@ -38,6 +38,7 @@ from stratagate.actors.routing import (
     route,
     stage_of,
 )
+from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.errors import DrainTimeoutError, RuntimeUnavailableError, StrataGateError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
@@ -79,7 +80,7 @@ class RoleActor:
             snapshot_every=options.snapshot_every,
         )
         self.role: Role = cls(namespace, options, live)
-        self.reader = Reader(live, self.role) if role == "weights" else None
+        self.reader = Reader(live, self.role) if isinstance(self.role, WeightKeeper) else None
         self.errors: list[BaseException] = []
         if recover and role in WRITERS:
             self.role.recover()
@@ -275,11 +276,11 @@ class RayRuntime:
     def _activate(self, *, attach: bool = False) -> dict[str, ActorHandle]:
         args = (self.database, self.namespace, self.options, self.recover, attach)
         try:
-            handles: dict[str, ActorHandle] = ray.get(self._directory.activate.remote(*args))
+            handles: Any = ray.get(self._directory.activate.remote(*args))
         except RayActorError:  # the directory was stopped (ray.kill): make a new one
             self._directory = directory(self.options.max_live_namespaces)
             handles = ray.get(self._directory.activate.remote(*args))
-        return handles
+        return cast(dict[str, ActorHandle], handles)
 
     @property
     def handles(self) -> Handles:
@@ -346,8 +347,7 @@ class RayRuntime:
         return bool(ray.get(self._directory.passivate.remote(self.database, self.namespace)))
 
     def directory_stats(self) -> dict[str, int]:
-        stats: dict[str, int] = ray.get(self._directory.stats.remote())
-        return stats
+        return cast(dict[str, int], ray.get(self._directory.stats.remote()))
 
     def close(self, *, snapshot: bool) -> None:
         """Wait for this handle's background runs; the actors stay for other users of the

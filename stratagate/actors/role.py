@@ -4,7 +4,7 @@ version it expects, and a clock and ids."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Container
 from typing import Any, ClassVar, TypeVar
 
 from projections.state import NamespaceState
@@ -95,7 +95,7 @@ class Role(MessageHandler):
         )
         self.version = rows[-1].stream_version if rows else self.version
 
-    def new_id(self, prefix: str, taken: Collection[str] = ()) -> str:
+    def new_id(self, prefix: str, taken: Container[str] = ()) -> str:
         """An id from the caller's factory that the namespace does not hold yet.
 
         Each Ray actor runs its own copy of the factory, so a deterministic one (a counter)

@@ -127,7 +127,13 @@ ROUTES: dict[type[Message[Any]], Target] = {
     PlanImport: "reader",
 }
 
-HANDLER_CLASSES: dict[Target, type[MessageHandler]] = {**ROLE_CLASSES, "reader": Reader}
+HANDLER_CLASSES: dict[Target, type[MessageHandler]] = {
+    "sealer": Sealer,
+    "extractor": Extractor,
+    "projector": Projector,
+    "weights": WeightKeeper,
+    "reader": Reader,
+}
 
 STAGES: tuple[tuple[RoleName, Message[Any]], ...] = (
     ("sealer", SealReady()),

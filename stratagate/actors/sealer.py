@@ -25,6 +25,7 @@ from stratagate.events import (
     SettingsChanged,
     TurnAppended,
 )
+from stratagate.events.payloads import MessageData, SummaryData, convert, convert_all
 from stratagate.messages import (
     AppendTurn,
     AppendTurns,
@@ -127,7 +128,7 @@ class Sealer(Role):
                     thread_turn=thread_turn,
                     receipt_id=receipt,
                     command_id=item.command_id,
-                    messages=item.messages,
+                    messages=convert_all(MessageData, item.messages),
                     at=item.at,
                 )
             )
@@ -191,11 +192,11 @@ class Sealer(Role):
                 position=len(thread.block_ids) + 1,
                 start_turn=start,
                 end_turn=end,
-                summary=summary,
+                summary=convert(SummaryData, summary),
                 summarizer=describe(summarizer),
                 l3_condensed=layers.l3_condensed,
                 l4_readable=layers.l4_readable,
-                l5_raw=layers.l5_raw,
+                l5_raw=convert_all(MessageData, layers.l5_raw),
                 at=self.options.now(),
             )
         )

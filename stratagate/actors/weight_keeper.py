@@ -25,6 +25,7 @@ from stratagate.events import (
     MemoryUseRecorded,
     RetrievalBatchRecorded,
 )
+from stratagate.events.payloads import AssessmentData, ReceiptData, convert
 from stratagate.messages import Assess, Govern, RecordBatch, RecordUse
 from stratagate.models import RetrievalAssessment, UsageAudit, UsageReceipt
 
@@ -73,7 +74,7 @@ class WeightKeeper(Role):
             AssessmentRecorded(
                 assessment_id=self.options.make_id("assess"),
                 batch_id=batch_id,
-                assessment=assessment,
+                assessment=convert(AssessmentData, assessment),
                 at=self.options.now(),
             )
         )
@@ -126,7 +127,9 @@ class WeightKeeper(Role):
             turn=self.state.blocks.turn,
             created_at=self.options.now(),
         )
-        self._append(MemoryUseRecorded(receipt=receipt, at=receipt.created_at))
+        self._append(
+            MemoryUseRecorded(receipt=convert(ReceiptData, receipt), at=receipt.created_at)
+        )
         return receipt
 
     def _reinforceable(

@@ -27,9 +27,10 @@ def instant(value: datetime | str | None) -> str:
         if "T" not in value:
             return value
         try:
-            return parse_datetime(value).strftime("%Y-%m-%d %H:%M")
+            moment = parse_datetime(value)
         except ValueError:
             return value
+        return moment.strftime("%Y-%m-%d %H:%M")
     return value.strftime("%Y-%m-%d %H:%M")
 
 

@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from pydantic import Field
 
@@ -90,10 +91,17 @@ class ProjectionPlan(Model):
     @property
     def element_ids(self) -> list[str]:
         """Ids of every element the plan touches, in first-touched order."""
-        seen: dict[str, None] = {}
-        for item in (*self.elements_created, *self.aliases_added, *self.facts_added):
-            seen.setdefault(item.id if isinstance(item, NewElement) else item.element_id, None)
-        return list(seen)
+        return touched_elements(self)
+
+
+def touched_elements(plan: Any) -> list[str]:
+    """Ids of every element a plan (or its stored form) touches, in first-touched order."""
+    seen: dict[str, None] = {}
+    for new in plan.elements_created:
+        seen.setdefault(new.id, None)
+    for item in (*plan.aliases_added, *plan.facts_added):
+        seen.setdefault(item.element_id, None)
+    return list(seen)
 
 
 class _Draft:
@@ -141,13 +149,15 @@ def plan_projection(
                 )
             )
             continue
-        draft = _match(drafts, change)
-        if draft is None:
+        matched = _match(drafts, change)
+        if matched is None:
             draft = _Draft(new_id("elem"), change.element.name.strip(), change.element.type, [])
             drafts.append(draft)
             plan.elements_created.append(
                 NewElement(id=draft.id, name=draft.name, type=change.element.type)
             )
+        else:
+            draft = matched
         for alias in (change.element.name, *change.element.aliases):
             if normalize_name(alias) and normalize_name(alias) not in draft.names():
                 draft.aliases.append(alias.strip())

@@ -84,7 +84,7 @@ def _document_tokens(document: object) -> list[str]:
     if isinstance(document, str):
         return search_tokens(document)
     if isinstance(document, Iterable):
-        return weighted_tokens(document)  # type: ignore[arg-type]
+        return weighted_tokens(document)
     raise InvalidInputError(
         f"a document must be a string or (text, weight) pairs, got {type(document).__name__}"
     )

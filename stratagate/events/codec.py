@@ -58,8 +58,16 @@ def decode_payload(event_type: str, schema_version: int, payload: str | bytes) -
     cls = EVENT_TYPES.get(event_type)
     if cls is None:
         raise StorageError(f"unknown event type {event_type!r} in the log")
+    if schema_version > cls.schema_version:
+        raise StorageError(
+            f"{event_type} v{schema_version} is newer than this code (v{cls.schema_version})"
+        )
     try:
+        if schema_version == cls.schema_version:  # the common case: one pass of pydantic's core
+            return cls.model_validate_json(payload)
         data = orjson.loads(payload)
+    except ValidationError as exc:
+        raise StorageError(f"{event_type} payload does not validate: {exc}") from exc
     except orjson.JSONDecodeError as exc:
         raise StorageError(f"{event_type} payload is not JSON: {exc}") from exc
     version = schema_version
@@ -69,10 +77,6 @@ def decode_payload(event_type: str, schema_version: int, payload: str | bytes) -
             raise StorageError(f"no upcaster for {event_type} v{version}")
         data = step(data)
         version += 1
-    if version > cls.schema_version:
-        raise StorageError(
-            f"{event_type} v{schema_version} is newer than this code (v{cls.schema_version})"
-        )
     try:
         return cls.model_validate(data)
     except ValidationError as exc:

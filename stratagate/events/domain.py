@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from stratagate.models import UtcDatetime
+from stratagate.events.payloads import StoredDatetime
 
 INGEST = "ingest"
 """Turns, blocks, lifts and settings: written by the sealer."""
@@ -36,7 +36,7 @@ class DomainEvent(BaseModel):
     schema_version: ClassVar[int] = 1
 
     type: str
-    at: UtcDatetime
+    at: StoredDatetime
     """When the shell decided this event (its clock, recorded once; replay never reads a clock)."""
 
 

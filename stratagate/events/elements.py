@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from stratagate.core.facts import ProjectionPlan
 from stratagate.events.domain import ELEMENTS, DomainEvent, register
+from stratagate.events.payloads import PlanData
 
 
 @register
@@ -38,7 +38,7 @@ class ProjectionCompleted(DomainEvent):
     type: Literal["ProjectionCompleted"] = "ProjectionCompleted"
     job_id: str
     reason: str = ""
-    plan: ProjectionPlan
+    plan: PlanData
     diagnostic: str | None = None
     """"0 changes projected from N events: reason" when nothing applied."""
 

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from stratagate.events.domain import EXTRACTION, DomainEvent, register
-from stratagate.models import BlockSummary, EventCard, RawMessage
+from stratagate.events.payloads import CardData, MessageData, SummaryData
 
 
 @register
@@ -28,7 +28,7 @@ class ExtractionSucceeded(DomainEvent):
     type: Literal["ExtractionSucceeded"] = "ExtractionSucceeded"
     block_id: str
     reason: str = ""
-    events: list[EventCard]
+    events: list[CardData]
 
 
 @register
@@ -66,7 +66,7 @@ class EventAdded(DomainEvent):
 
     stream = EXTRACTION
     type: Literal["EventAdded"] = "EventAdded"
-    event: EventCard
+    event: CardData
     origin: Literal["manual", "import"] = "manual"
     import_batch_id: str | None = None
 
@@ -92,9 +92,9 @@ class ExternalImportRecorded(DomainEvent):
     format: str
     source: str
     block_id: str
-    messages: list[RawMessage]
+    messages: list[MessageData]
     """One message per imported item, verbatim; the events of the batch cite these."""
-    summary: BlockSummary
+    summary: SummaryData
     l3_condensed: str
     l4_readable: str
     item_hashes: list[str]

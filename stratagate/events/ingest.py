@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from stratagate.events.domain import INGEST, DomainEvent, register
-from stratagate.models import BlockSummary, Level, LiftSource, RawMessage
+from stratagate.events.payloads import MessageData, StoredLevel, StoredLiftSource, SummaryData
 
 
 @register
@@ -25,7 +25,7 @@ class TurnAppended(DomainEvent):
     """The caller's ingestion receipt: a second append with it is a no-op."""
     command_id: str | None = None
     """The façade's id for this append: a retried command is recognised, not appended twice."""
-    messages: list[RawMessage]
+    messages: list[MessageData]
 
 
 @register
@@ -51,11 +51,11 @@ class BlockSealed(DomainEvent):
     position: int = Field(ge=1)
     start_turn: int
     end_turn: int
-    summary: BlockSummary
+    summary: SummaryData
     summarizer: str
     l3_condensed: str
     l4_readable: str
-    l5_raw: list[RawMessage]
+    l5_raw: list[MessageData]
 
 
 @register
@@ -83,9 +83,9 @@ class BlockLifted(DomainEvent):
     schema_version = 2
     type: Literal["BlockLifted"] = "BlockLifted"
     block_id: str
-    level: Level
+    level: StoredLevel
     anchor_position: int = Field(ge=1)
-    source: LiftSource | None
+    source: StoredLiftSource | None
 
 
 @register

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from stratagate.events.domain import WEIGHTS, DomainEvent, register
-from stratagate.models import RetrievalAssessment, UsageReceipt
+from stratagate.events.payloads import AssessmentData, ReceiptData
 
 BatchKind = Literal["events", "elements", "raw", "context"]
 
@@ -36,7 +36,7 @@ class AssessmentRecorded(DomainEvent):
     type: Literal["AssessmentRecorded"] = "AssessmentRecorded"
     assessment_id: str
     batch_id: str | None
-    assessment: RetrievalAssessment
+    assessment: AssessmentData
 
 
 @register
@@ -45,7 +45,7 @@ class MemoryUseRecorded(DomainEvent):
 
     stream = WEIGHTS
     type: Literal["MemoryUseRecorded"] = "MemoryUseRecorded"
-    receipt: UsageReceipt
+    receipt: ReceiptData
 
 
 class _Governance(DomainEvent):

@@ -168,7 +168,7 @@ def candidate(item: ExternalItem, *, block_id: str, message_id: str) -> EventCar
         happened_start=time.start if time else None,
         happened_end=time.end if time else None,
         original_text=time.original_text if time else None,
-        precision=_precision(time) if known and time else "unknown",  # type: ignore[arg-type]
+        precision=_precision(time) if known and time else "unknown",
         basis="explicit" if known else "unknown",
         status="unknown",
         participants=item.participants,

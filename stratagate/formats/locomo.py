@@ -385,9 +385,9 @@ def _answer_dates(text: str) -> tuple[date, date] | None:
     season = _SEASON.search(text)
     if season is None:
         return date(year, 1, 1), date(year + 1, 1, 1)
-    first = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}[season.group()]
-    end_year, end_month = (year + 1, 3) if first == 12 else (year, first + 3)
-    return date(year, first, 1), date(end_year, end_month, 1)
+    month = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}[season.group()]
+    end_year, end_month = (year + 1, 3) if month == 12 else (year, month + 3)
+    return date(year, month, 1), date(end_year, end_month, 1)
 
 
 __all__ = [

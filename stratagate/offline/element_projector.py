@@ -560,7 +560,7 @@ def _launch_date(state: _Projection, event: EventCard) -> None:
     sentence = _sentence(event)
     said = temporal.original_text
     at = sentence.find(said) if said else -1
-    if at < 0 or temporal.happened_start is None:
+    if said is None or at < 0 or temporal.happened_start is None:
         return
     lower = sentence.casefold()
     launch = [lower.find(w) for w in LAUNCH_WORDS if w in lower]

@@ -234,11 +234,11 @@ def find_places(text: str, known: Known | None = None) -> list[Mention]:
         name = f"{city or base} {m['fac'].lower()}"
         found.append(Mention(name, text[start : m.end()], start, m.end(), "place", city))
     for m in _HAN_FACILITY.finditer(text):
-        city = next((c for c in cities if c.end == m.start()), None)
-        if city is not None:
-            name = f"{city.name} {_HAN_FACILITY_EN[m['fac']]}"
-            found.append(Mention(name, text[city.start : m.end()], city.start, m.end(), "place",
-                                 city.name))  # fmt: skip
+        near = next((c for c in cities if c.end == m.start()), None)
+        if near is not None:
+            name = f"{near.name} {_HAN_FACILITY_EN[m['fac']]}"
+            found.append(Mention(name, text[near.start : m.end()], near.start, m.end(), "place",
+                                 near.name))  # fmt: skip
     found.extend(cities)
     if known is not None:
         found.extend(_known_mentions(text, known.places, "place"))

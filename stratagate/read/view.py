@@ -7,8 +7,8 @@ batches) and ``state_at`` (time travel for audits, which logs nothing).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from projections.blocks import BlockRecord, thread_key
 from projections.state import NamespaceState
@@ -123,9 +123,9 @@ class MemoryView:
     def list_blocks(self, thread_id: str | None = None) -> list[MemoryBlock]:
         """Every block in sealing order, or the blocks of one thread."""
         records = self.state.blocks.blocks.values()
-        if thread_id is not None:
-            records = [r for r in records if r.thread_id == thread_id]
-        return [self._memory_block(r) for r in records]
+        return [
+            self._memory_block(r) for r in records if thread_id is None or r.thread_id == thread_id
+        ]
 
     def list_open_tail(self, thread_id: str | None = None) -> list[RawMessage]:
         """Unsealed messages: of every conversation thread, or of one thread."""
@@ -274,17 +274,41 @@ class MemoryView:
 
     # -- search (nothing is logged here: the reader logs the batches of the live memory) ----
 
-    def search_events(self, query: str, **options: Any) -> list[EventHit]:
-        """Ranked event hits (the options of ``StrataGate.search_events``)."""
-        return self.rank_events(SearchEvents(query=query, **options))
+    def search_events(
+        self,
+        query: str,
+        *,
+        limit: int = 6,
+        temporal_intent: str | None = None,
+        participants: Sequence[str] | None = None,
+        event_type: str | None = None,
+        happened_from: datetime | str | None = None,
+        happened_to: datetime | str | None = None,
+    ) -> list[EventHit]:
+        """Ranked event hits (as ``StrataGate.search_events``, with no batch logged)."""
+        return self.rank_events(
+            SearchEvents(
+                query=query,
+                limit=limit,
+                temporal_intent=temporal_intent,
+                participants=participants,
+                event_type=event_type,
+                happened_from=happened_from,
+                happened_to=happened_to,
+            )
+        )
 
-    def search_elements(self, query: str, **options: Any) -> list[ElementHit]:
-        """Ranked fact-level element hits (the options of ``StrataGate.search_elements``)."""
-        return self.rank_elements(SearchElements(query=query, **options))
+    def search_elements(
+        self, query: str, *, limit: int = 8, name: str | None = None, type: str | None = None
+    ) -> list[ElementHit]:
+        """Ranked fact-level element hits (as ``StrataGate.search_elements``, not logged)."""
+        return self.rank_elements(SearchElements(query=query, limit=limit, name=name, type=type))
 
-    def search_raw_memory(self, query: str, **options: Any) -> list[RawHit]:
-        """Ranked source messages (the options of ``StrataGate.search_raw_memory``)."""
-        return self.rank_raw(SearchRaw(query=query, **options))
+    def search_raw_memory(
+        self, query: str, *, limit: int = 6, thread_id: str | None = None
+    ) -> list[RawHit]:
+        """Ranked source messages (as ``StrataGate.search_raw_memory``, not logged)."""
+        return self.rank_raw(SearchRaw(query=query, limit=limit, thread_id=thread_id))
 
     def rank_events(self, query: SearchEvents) -> list[EventHit]:
         try:

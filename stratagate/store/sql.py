@@ -508,7 +508,7 @@ def _columns(row: StoredEvent) -> dict[str, Any]:
 
 
 def _stored(row: Row[Any]) -> StoredEvent:
-    return StoredEvent(*row)
+    return StoredEvent(*row)  # type: ignore[call-arg]  # the columns of _ROW, in field order
 
 
 def _detail(exc: SQLAlchemyError) -> str:

@@ -14,12 +14,20 @@ import pytest
 from stratagate import (
     AsyncStrataGate,
     InvalidInputError,
+    ModelResponseError,
     StorageConflictError,
     StrataGate,
     StrataGateError,
     UnknownIdError,
 )
-from tests.support.fakes import Failing, KeywordExtractor, TitleSummarizer, UsesProjector
+from tests.support.fakes import (
+    CountingIds,
+    EmptyHanded,
+    Failing,
+    KeywordExtractor,
+    TitleSummarizer,
+    UsesProjector,
+)
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -239,6 +247,38 @@ def test_failures_are_durable_and_resumable(open_memory: Any, tmp_path: Any) -> 
     memory.resume_pending_work(retry_skipped=True)
     after = {j.block_id: j.attempts for j in memory.list_extraction_jobs() if j.block_id in before}
     assert after == {block_id: attempts + 1 for block_id, attempts in before.items()}
+
+
+def test_an_extractor_without_events_is_a_failure_the_caller_sees(open_memory: Any) -> None:
+    memory = open_memory(block_turn_size=1, extractor=EmptyHanded())
+    memory.append_turn("we decided to ship", "ok", created_at=at(0))
+    with pytest.raises(ModelResponseError, match="returned no valid events: looked important"):
+        memory.append_turn("second", "ok", created_at=at(1))
+    [job] = memory.list_extraction_jobs()
+    assert job.status == "failed" and "no valid events" in (job.last_error or "")
+    memory.append_turn("third", "ok", created_at=at(2), wait=False)
+    with pytest.raises(ModelResponseError, match="no valid events"):
+        memory.drain(timeout=60)
+
+
+def test_a_deterministic_id_factory_keeps_ids_unique(open_memory: Any) -> None:
+    memory = open_memory(
+        block_turn_size=1,
+        id_factory=CountingIds(),
+        extractor=KeywordExtractor(),
+        element_projector=UsesProjector(),
+    )
+    for minute in range(4):
+        memory.append_turn(f"we decided to use tool{minute}", "ok", created_at=at(minute))
+    hits = memory.search_events("decided")
+    memory.record_memory_use(event_ids=[hits[0].id], receipt_id="r1")
+    ids = [b.id for b in memory.list_blocks()] + [e.id for e in memory.list_events()]
+    ids += [m.id for b in memory.list_blocks() for m in b.l5_raw]
+    ids += [e.id for e in memory.list_elements()] + [
+        j.id for j in memory.list_element_projection_jobs()
+    ]
+    assert len(ids) == len(set(ids)) and all(i.split("_")[1].isdigit() for i in ids)
+    assert memory.verify().ok
 
 
 def test_retrieval_gate_adoption_and_governance(open_memory: Any) -> None:

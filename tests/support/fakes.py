@@ -102,3 +102,21 @@ def _text_of(argument: Any) -> str:
     if isinstance(argument, ElementProjectionContext):
         return " ".join(e.summary for e in argument.events)
     return str(argument)
+
+
+class EmptyHanded:
+    """An extractor that asks to extract yet returns no events (a model's bad answer)."""
+
+    def __call__(self, ctx: ExtractionContext) -> dict[str, Any]:
+        return {"should_extract": True, "reason": "looked important", "events": []}
+
+
+class CountingIds:
+    """A deterministic id factory: ``<prefix>_<n>`` with one counter for every prefix."""
+
+    def __init__(self) -> None:
+        self.next = 0
+
+    def __call__(self, prefix: str) -> str:
+        self.next += 1
+        return f"{prefix}_{self.next}"
