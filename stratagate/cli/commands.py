@@ -17,9 +17,9 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from stratagate.cli.app import DEFAULT_NAMESPACE, EXIT_OK, EXIT_VERIFY_FAILED
+from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.formatting import json_text
-from stratagate.cli.ingest_job import FileResult, JobFile, model_options, run_job
+from stratagate.cli.ingest_job import FileResult, job_files, model_options, run_job
 from stratagate.cli.progress import Progress
 from stratagate.cli.render import WIDTH, clip, table
 from stratagate.cli.views import (
@@ -35,8 +35,7 @@ from stratagate.cli.views import (
 from stratagate.core.search_text import search_tokens
 from stratagate.errors import InvalidInputError, StorageError, UnknownIdError
 from stratagate.events import EVENT_TYPES
-from stratagate.formats.turn_files import TurnFileError, read_turn_file
-from stratagate.memory import StrataGate, check_namespace, verify_namespace
+from stratagate.memory import StrataGate, verify_namespace
 from stratagate.results import VerifyReport
 from stratagate.store.sql import open_event_store
 
@@ -145,51 +144,6 @@ def ingest(args: argparse.Namespace) -> int:
     print(f"turns     {appended} appended, {skipped} skipped (already in), {total} in all")
     print(f"elapsed   {elapsed:.1f} s ({rate:.1f} turns/s)")
     return EXIT_OK
-
-
-def job_files(
-    paths: Sequence[str], namespace: str | None, *, thread_id: str | None, limit: int | None
-) -> list[JobFile]:
-    """Every named file and every turn file of every named directory, read and checked, with
-    its namespace: ``namespace`` when given; else ``default`` for a single file, one named by
-    the file's stem for several files or a directory. Nothing is opened before all are read."""
-    found = [file for path in paths for file in turn_files_at(Path(path))]
-    single = len(paths) == 1 and len(found) == 1 and not Path(paths[0]).is_dir()
-    files = []
-    seen: dict[tuple[str, str], Path] = {}
-    for path in found:
-        target = namespace or (DEFAULT_NAMESPACE if single else path.stem)
-        try:
-            check_namespace(target)
-        except InvalidInputError as exc:
-            raise InvalidInputError(f"{path}: {exc} (name one with --namespace)") from exc
-        earlier = seen.setdefault((target, path.name), path)
-        if earlier != path:  # their receipt ids (NAME:LINE) would collide: turns would be lost
-            raise InvalidInputError(
-                f"{earlier} and {path} would both go into namespace {target!r} under one "
-                "file name; ingest them separately with --namespace"
-            )
-        turn_file = read_turn_file(path, thread_id=thread_id, limit=limit)
-        files.append(JobFile(str(path), turn_file.kind, turn_file.turns, target))
-    return files
-
-
-TURN_FILE_SUFFIXES = (".jsonl", ".json")
-"""The files a directory contributes to ``ingest``: JSONL turns and LoCoMo conversations."""
-
-
-def turn_files_at(path: Path) -> list[Path]:
-    """``path`` itself, or a directory's turn files (not hidden, not recursive) by name."""
-    if not path.is_dir():
-        return [path]
-    found = sorted(
-        child
-        for child in path.iterdir()
-        if child.is_file() and child.suffix in TURN_FILE_SUFFIXES and not child.name.startswith(".")
-    )
-    if not found:
-        raise TurnFileError(f"{path}: no {' or '.join(TURN_FILE_SUFFIXES)} files in it")
-    return found
 
 
 def ingest_table(results: Sequence[FileResult]) -> list[str]:

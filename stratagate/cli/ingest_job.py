@@ -2,8 +2,9 @@
 
 Turns go in by ``append_turns`` in chunks of ``TURNS_PER_CALL`` under their receipt ids, so
 progress moves while a file is ingested and a second run skips what the first one appended
-(after a kill too: a chunk is one commit). ``run_job`` ingests several files at once, one
-namespace per worker thread, each namespace's roles inline or on Ray.
+(after a kill too: a chunk is one commit). ``job_files`` reads and places the files of a job;
+``run_job`` ingests them, several namespaces at once, one per worker thread, each namespace's
+roles inline or on Ray.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from stratagate.cli.app import DEFAULT_NAMESPACE
 from stratagate.cli.progress import Progress
 from stratagate.errors import InvalidInputError, ModelError
-from stratagate.formats.turn_files import FileTurn, TurnFileError
-from stratagate.memory import StrataGate
+from stratagate.formats.turn_files import FileTurn, TurnFileError, read_turn_file
+from stratagate.memory import StrataGate, check_namespace
 
 MODEL_CHOICES: tuple[str, ...] = ("offline", "none", "openai")
 
@@ -204,6 +207,51 @@ class FileResult:
         }
 
 
+def job_files(
+    paths: Sequence[str], namespace: str | None, *, thread_id: str | None, limit: int | None
+) -> list[JobFile]:
+    """Every named file and every turn file of every named directory, read and checked, with
+    its namespace: ``namespace`` when given; else ``default`` for a single file, one named by
+    the file's stem for several files or a directory. Nothing is opened before all are read."""
+    found = [file for path in paths for file in turn_files_at(Path(path))]
+    single = len(paths) == 1 and len(found) == 1 and not Path(paths[0]).is_dir()
+    files = []
+    seen: dict[tuple[str, str], Path] = {}
+    for path in found:
+        target = namespace or (DEFAULT_NAMESPACE if single else path.stem)
+        try:
+            check_namespace(target)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{path}: {exc} (name one with --namespace)") from exc
+        earlier = seen.setdefault((target, path.name), path)
+        if earlier != path:  # their receipt ids (NAME:LINE) would collide: turns would be lost
+            raise InvalidInputError(
+                f"{earlier} and {path} would both go into namespace {target!r} under one "
+                "file name; ingest them separately with --namespace"
+            )
+        turn_file = read_turn_file(path, thread_id=thread_id, limit=limit)
+        files.append(JobFile(str(path), turn_file.kind, turn_file.turns, target))
+    return files
+
+
+TURN_FILE_SUFFIXES = (".jsonl", ".json")
+"""The files a directory contributes to ``ingest``: JSONL turns and LoCoMo conversations."""
+
+
+def turn_files_at(path: Path) -> list[Path]:
+    """``path`` itself, or a directory's turn files (not hidden, not recursive) by name."""
+    if not path.is_dir():
+        return [path]
+    found = sorted(
+        child
+        for child in path.iterdir()
+        if child.is_file() and child.suffix in TURN_FILE_SUFFIXES and not child.name.startswith(".")
+    )
+    if not found:
+        raise TurnFileError(f"{path}: no {' or '.join(TURN_FILE_SUFFIXES)} files in it")
+    return found
+
+
 def run_job(
     database: str,
     files: Sequence[JobFile],
@@ -265,12 +313,14 @@ def _stop_all(stop: threading.Event, futures: Sequence[Future[Any]]) -> None:
 __all__ = [
     "MODEL_CHOICES",
     "TURNS_PER_CALL",
+    "TURN_FILE_SUFFIXES",
     "Counts",
     "FileResult",
     "IngestReport",
     "JobFile",
     "append_chunk",
     "ingest_turns",
+    "job_files",
     "model_options",
     "run_job",
 ]
