@@ -18,7 +18,7 @@ import heapq
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from stratagate.core.ranking import DEFAULT_B, DEFAULT_K1, bm25_idf
@@ -56,13 +56,16 @@ class InvertedIndex:
 
     def add(self, doc_id: str, tokens: Iterable[str]) -> None:
         """Index a document (replacing any earlier version of it)."""
+        self.add_counts(doc_id, Counter(tokens))
+
+    def add_counts(self, doc_id: str, counts: Mapping[str, int]) -> None:
+        """Index a document given as term → frequency (in first-occurrence order)."""
         if doc_id in self._numbers:
             if not self.removable:
                 raise ValueError(
                     f"document {doc_id!r} is already indexed and this index never removes"
                 )
             self.remove(doc_id)
-        counts = Counter(tokens)
         number = len(self._ids)
         self._ids.append(doc_id)
         self._numbers[doc_id] = number

@@ -27,7 +27,8 @@ tokens and the structured lists they ask for.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, Self
 
@@ -273,15 +274,17 @@ class SearchIndex(ReadModel):
             *([previous] if previous is not None else []),
             *event.messages,
         ]
-        tokens = [search_tokens(message.content) for message in messages]  # each text once
+        counts = [Counter(search_tokens(message.content)) for message in messages]  # once each
+        nothing: Counter[str] = Counter()
         first = 1 if previous is not None else 0
         for i in range(first, len(messages)):
             message = messages[i]
             if not message.content.strip():
                 continue
-            before = tokens[i - 1] if i > 0 else []
-            after = tokens[i + 1] if i + 1 < len(messages) else []
-            self.raw.add(message.id, raw_document(tokens[i], message.name, before, after))
+            before = counts[i - 1] if i > 0 else nothing
+            after = counts[i + 1] if i + 1 < len(messages) else nothing
+            document = weighted_counts(counts[i], message.name, before, after)
+            self.raw.add_counts(message.id, document)
             if message.name:
                 self.speakers.setdefault(normalize_name(message.name), set()).add(message.id)
 
@@ -538,6 +541,32 @@ def raw_document(
         *(token for _ in range(RAW_CONTEXT_WEIGHT) for token in before),
         *(token for _ in range(RAW_CONTEXT_WEIGHT) for token in after),
     ]
+
+
+def raw_counts(
+    own: Sequence[str], speaker: str | None, before: Sequence[str], after: Sequence[str]
+) -> dict[str, int]:
+    """``raw_document`` as term frequencies, counted without building the weighted list (the
+    same counts, in the same first-occurrence order)."""
+    return weighted_counts(Counter(own), speaker, Counter(before), Counter(after))
+
+
+def weighted_counts(
+    own: Mapping[str, int],
+    speaker: str | None,
+    before: Mapping[str, int],
+    after: Mapping[str, int],
+) -> dict[str, int]:
+    """A raw message's term frequencies from its own, its neighbours' and its speaker's."""
+    counts = {term: n * RAW_SELF_WEIGHT for term, n in own.items()}
+    get = counts.get
+    if speaker:
+        for term in search_tokens(speaker):
+            counts[term] = get(term, 0) + 1
+    for context in (before, after):
+        for term, n in context.items():
+            counts[term] = get(term, 0) + n * RAW_CONTEXT_WEIGHT
+    return counts
 
 
 def raw_tokens(

@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "AppendTurnResult": "stratagate.results",
+    "AppendTurnsResult": "stratagate.results",
     "AsyncStrataGate": "stratagate.async_api",
     "BlockContextEntry": "stratagate.results",
     "BlockSummary": "stratagate.models",
@@ -39,6 +40,9 @@ _EXPORTS: dict[str, str] = {
     "HitList": "stratagate.results",
     "ImportResult": "stratagate.results",
     "InvalidInputError": "stratagate.errors",
+    "WriterBusyError": "stratagate.errors",
+    "LogIntegrityError": "stratagate.errors",
+    "FencedWriterError": "stratagate.errors",
     "MemoryBlock": "stratagate.models",
     "MemoryView": "stratagate.read.view",
     "MemoryWeight": "stratagate.models",
@@ -62,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "StrataGateError": "stratagate.errors",
     "TimelineEntry": "stratagate.models",
     "ToolTrace": "stratagate.models",
+    "TurnInput": "stratagate.models",
     "UnknownIdError": "stratagate.errors",
     "UsageAudit": "stratagate.models",
     "UsageReceipt": "stratagate.models",
@@ -100,7 +105,9 @@ if TYPE_CHECKING:
     from stratagate.errors import (
         ChainVerificationError,
         DrainTimeoutError,
+        FencedWriterError,
         InvalidInputError,
+        LogIntegrityError,
         ModelError,
         ModelResponseError,
         ModelTimeoutError,
@@ -110,6 +117,7 @@ if TYPE_CHECKING:
         StorageError,
         StrataGateError,
         UnknownIdError,
+        WriterBusyError,
     )
     from stratagate.memory import StrataGate
     from stratagate.models import (
@@ -134,12 +142,14 @@ if TYPE_CHECKING:
         RetrievalAssessment,
         TimelineEntry,
         ToolTrace,
+        TurnInput,
         UsageAudit,
         UsageReceipt,
     )
     from stratagate.read.view import MemoryView
     from stratagate.results import (
         AppendTurnResult,
+        AppendTurnsResult,
         BlockContextEntry,
         ElementHit,
         EventHit,
@@ -171,6 +181,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AppendTurnResult",
+    "AppendTurnsResult",
     "AsyncStrataGate",
     "BlockContextEntry",
     "BlockSummary",
@@ -193,10 +204,12 @@ __all__ = [
     "ExtractionContext",
     "ExtractionJob",
     "ExtractionResult",
+    "FencedWriterError",
     "HistoryRecord",
     "HitList",
     "ImportResult",
     "InvalidInputError",
+    "LogIntegrityError",
     "MemoryBlock",
     "MemoryView",
     "MemoryWeight",
@@ -220,10 +233,12 @@ __all__ = [
     "StrataGateError",
     "TimelineEntry",
     "ToolTrace",
+    "TurnInput",
     "UnknownIdError",
     "UsageAudit",
     "UsageReceipt",
     "VerifyReport",
+    "WriterBusyError",
     "__version__",
     "block_weight",
     "bm25_rank",

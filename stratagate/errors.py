@@ -22,8 +22,26 @@ class StorageConflictError(StrataGateError):
     """A writer's expected stream version is stale; nothing was overwritten."""
 
 
+class WriterBusyError(StorageConflictError):
+    """Another live process holds the namespace's write lease; open read-only or wait."""
+
+
+class FencedWriterError(StorageConflictError):
+    """This writer's lease was taken over (a newer epoch): its append did not land."""
+
+
 class StorageError(StrataGateError):
     """The event store failed (connection, integrity, I/O); the cause is chained."""
+
+
+class LogIntegrityError(StorageError):
+    """The stored log is damaged (a broken chain, a head that does not match its last row,
+    an undecodable row); ``position`` is the first bad global position when known. Nothing is
+    appended to a damaged log."""
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
 
 
 class SchemaVersionError(StorageError):

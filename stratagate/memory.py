@@ -104,8 +104,8 @@ from stratagate.results import (
     ResumePendingResult,
     VerifyReport,
 )
-from stratagate.store import EventStore
-from stratagate.store.sql import open_event_store
+from stratagate.store import EventStore, open_store
+from stratagate.store.memory import MEMORY_URL
 
 R = TypeVar("R")
 
@@ -161,7 +161,7 @@ class StrataGate:
         """An ephemeral memory (tests, scratch): nothing outlives ``close()``."""
         opts = MemoryOptions.from_kwargs(**options).with_(persistent=False)
         temp_dir = None
-        database = ":memory:"
+        database = MEMORY_URL
         if opts.runtime == "ray":  # actors are processes: they need a file to share
             temp_dir = tempfile.mkdtemp(prefix="stratagate-")
             database = str(Path(temp_dir) / "memory.db")
@@ -177,7 +177,7 @@ class StrataGate:
         self._options = options
         self._temp_dir = temp_dir
         self._closed = False
-        self._store = open_event_store(database)
+        self._store = open_store(database)
         try:
             self._runtime = self._make_runtime(recover=options.recover_on_open)
             self._runtime.send(ApplySettings())

@@ -48,7 +48,11 @@ class MemoryOptions:
     recover_on_open: bool = True
     """Mark jobs found running as interrupted when the memory opens (off for read-only tools)."""
     max_live_namespaces: int = 8
-    """Ray runtime: namespaces whose actors may stay alive at once; idle ones are passivated."""
+    """Ray runtime: namespaces whose actors may serve at once; beyond it the least recently used
+    is passivated and its four actors are reassigned (the pool never grows past the bound)."""
+    ray_prestart: int = 0
+    """Ray runtime: start this many actors of each role ahead (a warm pool), so the first
+    activations do not wait for processes to start."""
     timeline_limit: int = 200
     """Events in the timeline an extractor gets: half the ones most related to the target
     block, the rest the latest (0: every event, so the cost of extraction grows with history)."""
@@ -72,9 +76,15 @@ class MemoryOptions:
             resolve(role, getattr(self, role))
         if not callable(self.clock) or not callable(self.id_factory):
             raise InvalidInputError("clock and id_factory must be callables")
-        if self.max_live_namespaces < 1 or self.snapshot_every < 0 or self.timeline_limit < 0:
+        if (
+            self.max_live_namespaces < 1
+            or self.snapshot_every < 0
+            or self.timeline_limit < 0
+            or self.ray_prestart < 0
+        ):
             raise InvalidInputError(
-                "max_live_namespaces must be >= 1, snapshot_every and timeline_limit >= 0"
+                "max_live_namespaces must be >= 1; snapshot_every, timeline_limit and "
+                "ray_prestart >= 0"
             )
         if self.extra:
             raise InvalidInputError(f"unknown options: {', '.join(sorted(self.extra))}")

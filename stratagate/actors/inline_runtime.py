@@ -10,6 +10,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
+from stratagate.actors.lease_keeper import LeaseKeeper
 from stratagate.actors.live import LiveState
 from stratagate.actors.reader import Reader
 from stratagate.actors.role import MessageHandler, Role
@@ -18,7 +19,7 @@ from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.errors import DrainTimeoutError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
-from stratagate.store import EventStore
+from stratagate.store import EventStore, Holder
 
 R = TypeVar("R")
 
@@ -31,9 +32,20 @@ class InlineRuntime:
     def __init__(
         self, store: EventStore, namespace: str, options: MemoryOptions, *, recover: bool = True
     ) -> None:
-        self.live = LiveState(
-            store, namespace, None, snapshot_key="inline", snapshot_every=options.snapshot_every
-        )
+        self.keeper = LeaseKeeper(store, namespace, Holder.current("inline"))
+        try:
+            self.live = LiveState(
+                store,
+                namespace,
+                None,
+                snapshot_key="inline",
+                snapshot_every=options.snapshot_every,
+                lease=self.keeper.lease,
+                exclusive=True,
+            )
+        except BaseException:
+            self.keeper.release()
+            raise
         weights = WeightKeeper(namespace, options, self.live)
         self.roles: dict[RoleName, Role] = {
             name: weights if cls is WeightKeeper else cls(namespace, options, self.live)
@@ -100,10 +112,13 @@ class InlineRuntime:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
-        if snapshot:
-            with self._lock:
-                if self.live.state.position:
-                    self.live.snapshot()
+        try:
+            if snapshot:
+                with self._lock:
+                    if self.live.state.position:
+                        self.live.snapshot()
+        finally:
+            self.keeper.release()
 
 
 __all__ = ["InlineRuntime"]

@@ -1,22 +1,36 @@
-"""A role's window on the log: read models kept caught up, and appends with stale detection."""
+"""A role's window on the log: read models kept caught up, and appends with stale detection.
+
+Catch-up folds every event of the namespace in log order, whoever wrote it. An append is
+folded from the events in hand — no read, no decode — when the log shows nothing was written
+in between (the new rows chain onto the last row this state folded); otherwise the state
+catches up first. Appends carry the holder's writer lease, so a fenced writer's rows never land.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from projections.replay import catch_up, hydrate, save_snapshot
+from projections.replay import PAGE_SIZE, hydrate, save_snapshot
 from projections.state import NamespaceState
-from stratagate.events import DomainEvent, encode
+from stratagate.errors import FencedWriterError
+from stratagate.events import DomainEvent, Recorded, decode, encode
 from stratagate.read.view import MemoryView
-from stratagate.store import EventStore, StoredEvent
+from stratagate.store import GENESIS_HASH, EventStore, Lease, StoredEvent
+
+
+@dataclass
+class LiveCounters:
+    """What keeping the state live cost: catch-up reads, rows read and folded, and appends
+    folded straight from the events in hand."""
+
+    catch_up_reads: int = 0
+    rows_caught_up: int = 0
+    appends_folded_directly: int = 0
 
 
 class LiveState:
-    """The read models one host keeps for a namespace, hydrated from snapshot + log tail.
-
-    Catch-up folds every event of the namespace in log order, whoever wrote it; writes go
-    through ``append`` with the writer's expected stream version and are folded right after.
-    """
+    """The read models one host keeps for a namespace, hydrated from snapshot + log tail."""
 
     def __init__(
         self,
@@ -26,13 +40,22 @@ class LiveState:
         *,
         snapshot_key: str,
         snapshot_every: int = 1000,
+        lease: Lease | None = None,
+        exclusive: bool = False,
     ) -> None:
         self.store = store
         self.namespace = namespace
         self.snapshot_key = snapshot_key
         self.snapshot_every = snapshot_every
+        self.lease = lease
+        self.exclusive = exclusive and lease is not None
+        """Every writer of the namespace shares this state (inline, under its lease): nothing
+        can reach the log that was not folded here, so ``refresh`` has nothing to read."""
+        self.counters = LiveCounters()
         self.state, self.from_snapshot = hydrate(store, namespace, snapshot_key, components)
         self._snapshot_position = self.state.position if self.from_snapshot else 0
+        self._last_hash: str | None = GENESIS_HASH if self.state.position == 0 else None
+        """Hash of the last row folded, when known (unknown after a snapshot restore)."""
 
     @property
     def view(self) -> MemoryView:
@@ -40,10 +63,27 @@ class LiveState:
 
     def refresh(self) -> int:
         """Fold what other writers appended since the last look; returns how many events."""
-        count = catch_up(self.state, self.store)
+        if self.exclusive:
+            return 0
+        count = self._catch_up(until=None)
         if count:
             self._maybe_snapshot()
         return count
+
+    def _catch_up(self, until: int | None) -> int:
+        count = 0
+        while True:
+            self.counters.catch_up_reads += 1
+            rows = self.store.read(self.namespace, after=self.state.position, limit=PAGE_SIZE)
+            for row in rows:
+                if until is not None and row.global_position > until:
+                    return count
+                self.state.apply(decode(row))
+                self._last_hash = row.hash
+                count += 1
+            self.counters.rows_caught_up += len(rows)
+            if len(rows) < PAGE_SIZE:
+                return count
 
     def append(
         self,
@@ -52,15 +92,40 @@ class LiveState:
         *,
         expected_version: int,
         command_id: str,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         """Append ``events`` atomically to ``stream`` and fold them (and anything before them)."""
-        rows = self.store.append(
-            self.namespace,
-            stream,
-            [encode(event, f"{command_id}:{i}") for i, event in enumerate(events)],
-            expected_version,
-        )
-        self.refresh()
+        try:
+            rows = self.store.append(
+                self.namespace,
+                stream,
+                [encode(event, f"{command_id}:{i}") for i, event in enumerate(events)],
+                expected_version,
+                lease=self.lease,
+                durable=durable,
+            )
+        except FencedWriterError:
+            self.exclusive = False  # another writer owns the namespace now: read what it wrote
+            raise
+        if not rows:
+            return rows
+        first = rows[0]
+        if first.global_position <= self.state.position:  # a retried batch, already folded
+            return rows
+        if first.prev_hash != self._last_hash:
+            self._catch_up(until=first.global_position - 1)  # someone wrote in between
+        if first.prev_hash == self._last_hash:
+            for row, event in zip(rows, events, strict=True):
+                self.state.apply(
+                    Recorded(
+                        row.global_position, row.namespace, row.stream, row.stream_version, event
+                    )
+                )
+            self._last_hash = rows[-1].hash
+            self.counters.appends_folded_directly += 1
+        else:
+            self._catch_up(until=None)
+        self._maybe_snapshot()
         return rows
 
     def snapshot(self) -> None:
@@ -81,4 +146,4 @@ def fresh_state(namespace: str, components: Iterable[str] | None) -> NamespaceSt
     return NamespaceState(namespace, components)
 
 
-__all__ = ["LiveState", "fresh_state"]
+__all__ = ["LiveCounters", "LiveState", "fresh_state"]

@@ -1,23 +1,34 @@
-"""The Ray runtime: each (namespace, role) is a Ray actor; a directory bounds how many live.
+"""The Ray runtime: four role actors per live namespace, recycled across namespaces.
 
-This is the one place ``ray.remote`` is applied, to one generic class: a ``RoleActor`` hosts
-one role of one namespace (the weights actor also hosts the reader). Actors are named
-``sg:<database hash>:<namespace>:<role>`` in the Ray namespace ``stratagate`` and created
-get-or-create, so two opens of one namespace in one cluster share its actors. The directory
-actor keeps at most ``max_live_namespaces`` namespaces alive: activating one more passivates
-the least recently used (snapshot, then stop); the next call to it rehydrates from snapshot +
-log tail. Ray object refs never reach the caller, and Ray's task errors are unwrapped into the
-error the role raised (a ``StrataGateError`` or the callback's own exception).
+This is the one place ``ray.remote`` is applied: to ``RoleActor``, a process that hosts one role
+(the weights actor also hosts the reader) for one namespace at a time, and to the ``Directory``
+that assigns them. Activating a namespace takes an idle actor of each role from the
+directory's pool (starting one only when the pool is empty), acquires the namespace's writer
+lease and tells each actor to serve the namespace under that lease's epoch (hydrating from
+snapshot + log tail). Passivating one — when ``max_live_namespaces`` is reached, the least
+recently used namespace nobody holds open first — snapshots it, releases the actors to the pool
+and gives the lease up. No process is started or stopped per namespace; heavy imports load once
+per process, and only in the roles that use them.
+
+Fencing: an actor checks every call against the namespace it serves (a caller holding an old
+handle gets ``NotAssignedError`` and re-activates), and every append carries the activation's
+lease, so a late write for a namespace an actor no longer serves — or from any stale holder —
+fails with ``StorageConflictError`` instead of landing. Ray object refs never reach the caller,
+and Ray's task errors are unwrapped into the error the role raised.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import importlib
 import logging
+import os
+import statistics
+import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import ray
@@ -39,111 +50,208 @@ from stratagate.actors.routing import (
     stage_of,
 )
 from stratagate.actors.weight_keeper import WeightKeeper
-from stratagate.errors import DrainTimeoutError, RuntimeUnavailableError, StrataGateError
+from stratagate.errors import (
+    DrainTimeoutError,
+    RuntimeUnavailableError,
+    StorageConflictError,
+    StorageError,
+    StrataGateError,
+)
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
-from stratagate.store.sql import open_event_store
+from stratagate.store import EventStore, Holder, Lease, open_store
 
 RAY_NAMESPACE = "stratagate"
 DIRECTORY_NAME = "stratagate-directory"
-CALL_ATTEMPTS = 3
+CALL_ATTEMPTS = 4
 R = TypeVar("R")
 log = logging.getLogger(__name__)
 
+PRELOAD: dict[RoleName, tuple[str, ...]] = {
+    "sealer": ("stratagate.offline.summarizer",),
+    "extractor": ("stratagate.offline.event_extractor", "projections.search_index"),
+    "projector": ("stratagate.offline.element_projector",),
+    "weights": ("projections.search_index", "stratagate.read.recall"),
+}
+"""What each role imports when its process starts (so a namespace's activation does not)."""
 
-def actor_name(database: str, namespace: str, role: str) -> str:
-    """The cluster-wide name of one role actor of one namespace of one database."""
-    digest = hashlib.sha256(database.encode()).hexdigest()[:12]
-    return f"sg:{digest}:{namespace}:{role}"
+
+class NotAssignedError(StorageConflictError):
+    """The actor no longer serves that namespace (it was passivated and recycled)."""
+
+
+@dataclass
+class _Assignment:
+    database: str
+    namespace: str
+    role: Role
+    reader: Reader | None
+    peers: dict[RoleName, ActorHandle]
+    hydrated_at: int
+    errors: list[BaseException] = field(default_factory=list)
 
 
 @ray.remote(num_cpus=0, max_restarts=0)
 class RoleActor:
-    """One role of one namespace, with its own store connection and the read models it needs."""
+    """A process hosting one role for one namespace at a time, reassigned as namespaces come
+    and go; its store connections outlive the assignments."""
 
-    def __init__(
+    def __init__(self, role: RoleName) -> None:
+        self.role_name: RoleName = role
+        self.stores: dict[str, EventStore] = {}
+        self.current: _Assignment | None = None
+        for module in PRELOAD[role]:
+            importlib.import_module(module)
+
+    def assign(
         self,
-        role: RoleName,
         database: str,
         namespace: str,
         options: MemoryOptions,
+        lease: Lease,
         recover: bool,
-    ) -> None:
-        cls = ROLE_CLASSES[role]
-        self.role_name: RoleName = role
-        self.database = database
+        peers: dict[RoleName, ActorHandle],
+    ) -> int:
+        """Serve ``namespace`` under ``lease`` from now on; returns the position hydrated to."""
+        self.current = None
+        store = self.stores.get(database)
+        if store is None:
+            store = self.stores[database] = open_store(database)
+        cls = ROLE_CLASSES[self.role_name]
         live = LiveState(
-            open_event_store(database),
+            store,
             namespace,
             cls.components,
-            snapshot_key=role,
+            snapshot_key=self.role_name,
             snapshot_every=options.snapshot_every,
+            lease=lease,
         )
-        self.role: Role = cls(namespace, options, live)
-        self.reader = Reader(live, self.role) if isinstance(self.role, WeightKeeper) else None
-        self.errors: list[BaseException] = []
-        if recover and role in WRITERS:
-            self.role.recover()
+        role = cls(namespace, options, live)
+        reader = Reader(live, role) if isinstance(role, WeightKeeper) else None
+        if recover and self.role_name in WRITERS:
+            role.recover()
+        self.current = _Assignment(database, namespace, role, reader, peers, live.state.position)
+        return live.state.position
 
-    def handle(self, message: Message[R]) -> R:
-        """Answer one message (the weights actor also answers the reader's queries)."""
-        target: MessageHandler = self.role
-        if route(message) == "reader" and self.reader is not None:
-            target = self.reader
+    def _serving(self, namespace: str) -> _Assignment:
+        current = self.current
+        if current is None or current.namespace != namespace:
+            raise NotAssignedError(f"this {self.role_name} actor no longer serves {namespace!r}")
+        return current
+
+    def handle(self, namespace: str, message: Message[R]) -> R:
+        """Answer one message for ``namespace`` (the weights actor also answers queries)."""
+        current = self._serving(namespace)
+        target: MessageHandler = current.role
+        if current.reader is not None and route(message) == "reader":
+            target = current.reader
         return target.handle(message)
 
-    def pipeline(self, forward: bool = True) -> int:
+    def pipeline(self, namespace: str, forward: bool = True) -> int:
         """Run this role's stage; on success nudge the next role. Errors wait for ``drain``."""
+        current = self.current
         stage = stage_of(self.role_name)
-        if stage is None:
-            return 0
+        if current is None or current.namespace != namespace or stage is None:
+            return 0  # passivated meanwhile: drain or the next activation finishes the work
         try:
-            produced = len(self.role.handle(stage))
+            produced = len(current.role.handle(stage))
         except Exception as exc:  # the job state is durable; the caller sees it at drain()
-            self.errors.append(exc)
+            current.errors.append(exc)
             return 0
         following = DOWNSTREAM[self.role_name]
         if forward and following is not None:
-            # passivated meanwhile (ValueError): drain or the next activation finishes the work
-            with contextlib.suppress(ValueError):
-                ray.get_actor(
-                    actor_name(self.database, self.role.namespace, following),
-                    namespace=RAY_NAMESPACE,
-                ).pipeline.remote(True)
+            with contextlib.suppress(RayActorError):
+                current.peers[following].pipeline.remote(namespace, True)
         return produced
 
-    def configure(self, options: MemoryOptions) -> None:
+    def configure(self, namespace: str, options: MemoryOptions) -> None:
         """Adopt another opener's options (callbacks, clock, ids) for later calls."""
-        self.role.options = options
+        self._serving(namespace).role.options = options
 
-    def take_errors(self) -> list[BaseException]:
-        errors, self.errors = self.errors, []
+    def take_errors(self, namespace: str) -> list[BaseException]:
+        current = self._serving(namespace)
+        errors, current.errors = current.errors, []
         return errors
 
-    def positioned_digests(self) -> tuple[int, dict[str, str]]:
-        self.role.refresh()
-        state = self.role.state
-        return state.position, state.digests()
+    def positioned_digests(self, namespace: str) -> tuple[int, dict[str, str]]:
+        role = self._serving(namespace).role
+        role.refresh()
+        return role.state.position, role.state.digests()
 
-    def passivate(self) -> int:
-        """Snapshot before the directory stops this actor."""
-        self.role.live.snapshot()
-        return self.role.state.position
+    def snapshot(self, namespace: str) -> int:
+        """Write a snapshot of this role's read models now."""
+        role = self._serving(namespace).role
+        role.live.snapshot()
+        return role.state.position
+
+    def release(self) -> int:
+        """Stop serving the current namespace (snapshot first when it moved); back to the pool."""
+        current, self.current = self.current, None
+        if current is None:
+            return 0
+        live = current.role.live
+        if live.state.position > current.hydrated_at:
+            live.snapshot()
+        return live.state.position
 
     def ping(self) -> str:
         return self.role_name
 
+    def pid(self) -> int:
+        return os.getpid()
+
+    def serving(self) -> str | None:
+        return None if self.current is None else self.current.namespace
+
+
+@dataclass
+class _Activation:
+    database: str
+    namespace: str
+    handles: dict[RoleName, ActorHandle]
+    lease: Lease
+
 
 @ray.remote(num_cpus=0)
 class Directory:
-    """Keeps the live namespaces of the cluster, at most ``max_live`` of them (LRU)."""
+    """Assigns pooled role actors to at most ``max_live`` namespaces at once (LRU)."""
 
     def __init__(self, max_live: int) -> None:
         self.max_live = max_live
-        self.live: OrderedDict[str, dict[str, ActorHandle]] = OrderedDict()
+        self.live: OrderedDict[str, _Activation] = OrderedDict()
+        self.idle: dict[RoleName, list[ActorHandle]] = {role: [] for role in ROLE_CLASSES}
         self.users: Counter[str] = Counter()
         """Open memories per namespace: namespaces nobody has open are passivated first."""
+        self.stores: dict[str, EventStore] = {}
+        self.holder = Holder.current("ray directory")
         self.passivations = 0
+        self.activations = 0
+        self.started = 0
+        self.activation_seconds: list[float] = []
+        threading.Thread(target=self._renew_leases, name="stratagate-leases", daemon=True).start()
+
+    # -- pool -------------------------------------------------------------------------------
+
+    def prestart(self, per_role: int) -> int:
+        """Start idle actors ahead so activations find them warm; returns the pool size."""
+        fresh: list[tuple[RoleName, ActorHandle]] = []
+        for role in ROLE_CLASSES:
+            missing = per_role - len(self.idle[role]) - len(self.live)  # one serving per live
+            fresh.extend((role, self._new_actor(role)) for _ in range(max(0, missing)))
+        ray.get([actor.ping.remote() for _, actor in fresh])
+        for role, actor in fresh:
+            self.idle[role].append(actor)
+        return sum(len(actors) for actors in self.idle.values())
+
+    def _new_actor(self, role: RoleName) -> ActorHandle:
+        self.started += 1
+        actor: ActorHandle = RoleActor.remote(role)  # type: ignore[attr-defined]
+        return actor
+
+    def _take(self, role: RoleName) -> ActorHandle:
+        return self.idle[role].pop() if self.idle[role] else self._new_actor(role)
+
+    # -- activation -------------------------------------------------------------------------
 
     def activate(
         self,
@@ -152,40 +260,142 @@ class Directory:
         options: MemoryOptions,
         recover: bool,
         attach: bool = False,
-    ) -> dict[str, ActorHandle]:
-        """Handles of a namespace's actors, creating them if needed; passivates beyond the bound
-        (``attach``: a memory opens it, and holds it until ``release``)."""
+    ) -> dict[RoleName, ActorHandle]:
+        """The namespace's actors, assigning pooled ones if it is not live; passivates beyond
+        the bound (``attach``: a memory opens it, and holds it until ``release``)."""
         self.max_live = options.max_live_namespaces  # the latest opener sets the bound
         key = f"{database}|{namespace}"
         if attach:
             self.users[key] += 1
-        handles = self.live.get(key)
-        if handles is not None:
+        activation = self.live.get(key)
+        if activation is not None and attach:
             try:  # the latest opener's options (callbacks, clock) apply to the shared actors
-                ray.get([handle.configure.remote(options) for handle in handles.values()])
-            except RayActorError:  # stopped behind our back: start afresh
-                del self.live[key]
-                handles = None
-        if handles is None:
-            handles = {
-                role: RoleActor.options(  # type: ignore[attr-defined]
-                    name=actor_name(database, namespace, role),
-                    namespace=RAY_NAMESPACE,
-                    get_if_exists=True,
-                ).remote(role, database, namespace, options, recover)
-                for role in ROLE_CLASSES
-            }
-            self.live[key] = handles
+                ray.get(
+                    [h.configure.remote(namespace, options) for h in activation.handles.values()]
+                )
+            except (RayActorError, RayTaskError):  # lost behind our back: start afresh
+                self._drop(key)
+                activation = None
+        if activation is None:
+            while len(self.live) >= self.max_live:
+                self._passivate(self._victim())
+            activation = self._assign(database, namespace, options, recover)
+            self.live[key] = activation
         self.live.move_to_end(key)
-        while len(self.live) > self.max_live:
-            self._stop(self.live.pop(self._victim()))
-        return handles
+        return activation.handles
+
+    def _assign(
+        self, database: str, namespace: str, options: MemoryOptions, recover: bool
+    ) -> _Activation:
+        began = time.perf_counter()
+        store = self._store(database)
+        lease = store.acquire_lease(namespace, self.holder)
+        try:
+            handles = self._assign_actors(database, namespace, options, lease, recover)
+        except BaseException:
+            with contextlib.suppress(StrataGateError):
+                store.release_lease(lease)
+            raise
+        self.activations += 1
+        self.activation_seconds.append(time.perf_counter() - began)
+        return _Activation(database, namespace, handles, lease)
+
+    def _assign_actors(
+        self,
+        database: str,
+        namespace: str,
+        options: MemoryOptions,
+        lease: Lease,
+        recover: bool,
+    ) -> dict[RoleName, ActorHandle]:
+        """Assign one pooled actor per role; a pooled actor that died is replaced by a new one."""
+        handles = {role: self._take(role) for role in ROLE_CLASSES}
+        for attempt in range(2):
+            calls: dict[RoleName, Any] = {
+                role: actor.assign.remote(database, namespace, options, lease, recover, handles)
+                for role, actor in handles.items()
+            }
+            dead: list[RoleName] = []
+            for role, call in calls.items():
+                try:
+                    ray.get(call)
+                except RayActorError:
+                    dead.append(role)
+                except BaseException:
+                    self._return(handles)
+                    raise
+            if not dead:
+                return handles
+            if attempt == 1:
+                break
+            for role in dead:
+                handles[role] = self._new_actor(role)
+        self._return({r: a for r, a in handles.items() if r not in dead})
+        raise RuntimeUnavailableError(f"role actors for {namespace!r} keep dying: {dead}")
+
+    def repair(self, database: str, namespace: str) -> None:
+        """A caller found one of the namespace's actors dead: take the namespace out of the
+        live set (live actors back to the pool, the lost one forgotten) so that the next
+        activation assigns a full set and recovers interrupted work."""
+        key = f"{database}|{namespace}"
+        activation = self.live.pop(key, None)
+        if activation is None:
+            return
+        for role, actor in activation.handles.items():
+            try:
+                ray.get(actor.release.remote(), timeout=30)
+                self.idle[role].append(actor)
+            except Exception:
+                with contextlib.suppress(Exception):
+                    ray.kill(actor, no_restart=True)
+        with contextlib.suppress(StrataGateError):
+            self._store(database).release_lease(activation.lease)
+
+    def _store(self, database: str) -> EventStore:
+        store = self.stores.get(database)
+        if store is None:
+            store = self.stores[database] = open_store(database)
+        return store
 
     def _victim(self) -> str:
-        """The least recently used namespace nobody has open, else the least recently used
-        (never the one just activated, which is the most recent)."""
-        candidates = list(self.live)[:-1]
-        return next((key for key in candidates if self.users[key] <= 0), candidates[0])
+        """The least recently used namespace nobody has open, else the least recently used."""
+        return next((key for key in self.live if self.users[key] <= 0), next(iter(self.live)))
+
+    def _passivate(self, key: str) -> None:
+        activation = self.live.pop(key)
+        try:
+            ray.get([actor.release.remote() for actor in activation.handles.values()])
+            self._return(activation.handles)
+        except Exception:  # a lost actor has nothing to snapshot; the log is the truth
+            log.warning("passivation snapshot failed", exc_info=True)
+            for actor in activation.handles.values():
+                with contextlib.suppress(Exception):
+                    ray.kill(actor, no_restart=True)
+        with contextlib.suppress(StrataGateError):
+            self._store(activation.database).release_lease(activation.lease)
+        self.passivations += 1
+
+    def _return(self, handles: dict[RoleName, ActorHandle]) -> None:
+        for role, actor in handles.items():
+            self.idle[role].append(actor)
+
+    def _drop(self, key: str) -> None:
+        activation = self.live.pop(key)
+        with contextlib.suppress(StrataGateError):
+            self._store(activation.database).release_lease(activation.lease)
+
+    def _renew_leases(self) -> None:
+        """Keep the leases of live namespaces fresh for readers on other hosts (a thread: the
+        directory's calls run one at a time, so this may see the table mid-change)."""
+        while True:
+            time.sleep(10)
+            with contextlib.suppress(RuntimeError):  # changed while copied: next tick
+                live = list(self.live.values())
+            for activation in live:
+                with contextlib.suppress(StrataGateError):
+                    self._store(activation.database).renew_lease(activation.lease)
+
+    # -- callers ----------------------------------------------------------------------------
 
     def release(self, database: str, namespace: str) -> None:
         """A memory on the namespace closed; it stays live until the bound needs its place."""
@@ -201,28 +411,25 @@ class Directory:
             self.live.move_to_end(key)
 
     def passivate(self, database: str, namespace: str) -> bool:
-        """Passivate one namespace now (snapshot, stop); False if it was not live."""
-        handles = self.live.pop(f"{database}|{namespace}", None)
-        if handles is None:
+        """Passivate one namespace now (snapshot, release its actors); False if not live."""
+        key = f"{database}|{namespace}"
+        if key not in self.live:
             return False
-        self._stop(handles)
+        self._passivate(key)
         return True
 
-    def _stop(self, handles: dict[str, ActorHandle]) -> None:
-        try:
-            ray.get([handle.passivate.remote() for handle in handles.values()])
-        except Exception:  # a dead actor has nothing to snapshot; the log is the truth
-            log.warning("passivation snapshot failed", exc_info=True)
-        for handle in handles.values():
-            ray.kill(handle, no_restart=True)
-        self.passivations += 1
-
-    def stats(self) -> dict[str, int]:
+    def stats(self) -> dict[str, Any]:
+        seconds = self.activation_seconds
         return {
             "live": len(self.live),
             "open": sum(1 for key in self.live if self.users[key] > 0),
             "max_live": self.max_live,
             "passivations": self.passivations,
+            "activations": self.activations,
+            "actors_started": self.started,
+            "idle": sum(len(actors) for actors in self.idle.values()),
+            "activation_p50_ms": statistics.median(seconds) * 1000 if seconds else None,
+            "activation_ms": [round(s * 1000, 2) for s in seconds[-10_000:]],
         }
 
 
@@ -257,7 +464,7 @@ def unwrap(exc: RayTaskError) -> BaseException:
 
 
 class RayRuntime:
-    """Talks to the namespace's four actors through the directory."""
+    """Talks to the namespace's four actors, through the directory that assigns them."""
 
     name = "ray"
 
@@ -271,16 +478,20 @@ class RayRuntime:
         self.recover = recover
         self._pending: list[ray.ObjectRef[Any]] = []
         self._directory = directory(options.max_live_namespaces)
+        if options.ray_prestart:
+            ray.get(self._directory.prestart.remote(options.ray_prestart))
         self._handles = self._activate(attach=True)
 
-    def _activate(self, *, attach: bool = False) -> dict[str, ActorHandle]:
+    def _activate(self, *, attach: bool = False) -> dict[RoleName, ActorHandle]:
         args = (self.database, self.namespace, self.options, self.recover, attach)
         try:
             handles: Any = ray.get(self._directory.activate.remote(*args))
         except RayActorError:  # the directory was stopped (ray.kill): make a new one
             self._directory = directory(self.options.max_live_namespaces)
             handles = ray.get(self._directory.activate.remote(*args))
-        return cast(dict[str, ActorHandle], handles)
+        except RayTaskError as exc:
+            raise unwrap(exc) from None
+        return cast(dict[RoleName, ActorHandle], handles)
 
     @property
     def handles(self) -> Handles:
@@ -288,27 +499,35 @@ class RayRuntime:
         return Handles(h["sealer"], h["extractor"], h["projector"], h["weights"])
 
     def send(self, message: Message[R]) -> R:
-        """Deliver a message to its role's actor and wait; rehydrate and retry if passivated."""
-        result: R = self._on(HOST[route(message)], lambda actor: actor.handle.remote(message))
-        self._directory.touch.remote(self.database, self.namespace)
+        """Deliver a message to its role's actor and wait; re-activate and retry if the
+        namespace was passivated meanwhile."""
+        namespace = self.namespace
+        result: R = self._on(
+            HOST[route(message)], lambda actor: actor.handle.remote(namespace, message)
+        )
+        self._directory.touch.remote(self.database, namespace)
         return result
 
     def _on(self, role: RoleName, call: Callable[[ActorHandle], Any]) -> Any:
-        """Make one call on a role's actor and wait for it; when the actor was passivated or
-        stopped, have the directory rehydrate the namespace and try again."""
+        """Make one call on a role's actor and wait for it; when the actor was passivated,
+        recycled or lost, have the directory re-activate the namespace and try again."""
         for attempt in range(CALL_ATTEMPTS):
             try:
                 return ray.get(call(self._handles[role]))
             except RayTaskError as exc:
-                raise unwrap(exc) from None
+                error = unwrap(exc)
+                if not isinstance(error, NotAssignedError) or attempt == CALL_ATTEMPTS - 1:
+                    raise error from None
             except RayActorError:
                 if attempt == CALL_ATTEMPTS - 1:
                     raise
-                self._handles = self._activate()
+                with contextlib.suppress(RayActorError):  # one of its actors died: reassign
+                    ray.get(self._directory.repair.remote(self.database, self.namespace))
+            self._handles = self._activate()
         raise RuntimeUnavailableError("unreachable")  # pragma: no cover
 
     def start_pipeline(self) -> None:
-        self._pending.append(self._handles["sealer"].pipeline.remote(True))
+        self._pending.append(self._handles["sealer"].pipeline.remote(self.namespace, True))
 
     def drain(self, timeout: float | None = None) -> None:
         """Wait for background runs, then run each stage once more and report their errors."""
@@ -320,34 +539,37 @@ class RayRuntime:
             self._pending = pending
             raise DrainTimeoutError(f"background work still busy after {timeout} s") from exc
         except RayActorError:
-            pass  # passivated mid-run; the stages below finish the work
+            pass  # lost mid-run; the stages below finish the work
+        namespace = self.namespace
         for role, _ in STAGES:
             if deadline is None:
-                self._on(role, lambda actor: actor.pipeline.remote(False))
+                self._on(role, lambda actor: actor.pipeline.remote(namespace, False))
             else:
                 self._timed(role, max(0.0, deadline - time.monotonic()))
         for role, _ in STAGES:
-            errors = self._on(role, lambda actor: actor.take_errors.remote())
+            errors = self._on(role, lambda actor: actor.take_errors.remote(namespace))
             if errors:
                 raise errors[0]
 
     def _timed(self, role: RoleName, timeout: float) -> None:
         try:
-            ray.get(self._handles[role].pipeline.remote(False), timeout=timeout)
+            ray.get(self._handles[role].pipeline.remote(self.namespace, False), timeout=timeout)
         except GetTimeoutError as exc:
             raise DrainTimeoutError(f"{role} still busy after the drain timeout") from exc
 
     def positioned_digests(self) -> list[tuple[int, dict[str, str]]]:
+        namespace = self.namespace
         return [
-            self._on(role, lambda actor: actor.positioned_digests.remote()) for role in ROLE_CLASSES
+            self._on(role, lambda actor: actor.positioned_digests.remote(namespace))
+            for role in ROLE_CLASSES
         ]
 
     def passivate(self) -> bool:
         """Passivate this namespace now (used by tests and operators)."""
         return bool(ray.get(self._directory.passivate.remote(self.database, self.namespace)))
 
-    def directory_stats(self) -> dict[str, int]:
-        return cast(dict[str, int], ray.get(self._directory.stats.remote()))
+    def directory_stats(self) -> dict[str, Any]:
+        return cast(dict[str, Any], ray.get(self._directory.stats.remote()))
 
     def close(self, *, snapshot: bool) -> None:
         """Wait for this handle's background runs; the actors stay for other users of the
@@ -357,19 +579,21 @@ class RayRuntime:
                 ray.get(self._pending)
             self._pending = []
         if snapshot:
+            namespace = self.namespace
             for role in ROLE_CLASSES:
-                with contextlib.suppress(RayActorError, StrataGateError):
-                    self._on(role, lambda actor: actor.passivate.remote())
+                with contextlib.suppress(RayActorError, StrataGateError, StorageError):
+                    self._on(role, lambda actor: actor.snapshot.remote(namespace))
         with contextlib.suppress(RayActorError):
             ray.get(self._directory.release.remote(self.database, self.namespace))
 
 
 __all__ = [
     "DIRECTORY_NAME",
+    "PRELOAD",
     "RAY_NAMESPACE",
     "Directory",
+    "NotAssignedError",
     "RayRuntime",
     "RoleActor",
-    "actor_name",
     "ensure_ray",
 ]

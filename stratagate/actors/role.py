@@ -85,13 +85,14 @@ class Role(MessageHandler):
     def view(self) -> MemoryView:
         return self.live.view
 
-    def _append(self, *events: DomainEvent) -> None:
+    def _append(self, *events: DomainEvent, durable: bool = True) -> None:
         """Append to this role's stream with the expected version, then fold."""
         rows = self.live.append(
             self.stream,
             events,
             expected_version=self.version,
             command_id=new_command_id(),
+            durable=durable,
         )
         self.version = rows[-1].stream_version if rows else self.version
 

@@ -281,10 +281,12 @@ def deterministic_layers(messages: Iterable[RawMessage | Mapping[str, Any]]) -> 
     raw = _messages(messages)
     rendered = render_raw(raw)
     readable = readable_transcript(raw)
-    if estimate_tokens(readable) > estimate_tokens(rendered):
-        readable = rendered
+    readable_tokens = estimate_tokens(readable)
+    rendered_tokens = estimate_tokens(rendered)
+    if readable_tokens > rendered_tokens:
+        readable, readable_tokens = rendered, rendered_tokens
     condensed = condense_transcript(raw)
-    if estimate_tokens(condensed) > estimate_tokens(readable):
+    if estimate_tokens(condensed) > readable_tokens:
         condensed = readable
     return DeterministicLayers(l3_condensed=condensed, l4_readable=readable, l5_raw=raw)
 

@@ -8,6 +8,7 @@ Appending text can only extend the last run or add new ones, so the estimate is 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 _CJK = (
     "\u1100-\u11ff"  # Hangul Jamo
@@ -23,10 +24,14 @@ _CJK = (
     "\U00020000-\U0003134f"  # CJK Extensions B-G
 )
 _PIECE = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
+_HAS_CJK = re.compile(f"[{_CJK}]")
 
 
 def estimate_tokens(text: str) -> int:
     """Estimate the model tokens of ``text`` (empty or blank text is 0)."""
+    if _HAS_CJK.search(text) is None:  # the common case: runs are exactly the split() words
+        lengths = Counter(map(len, text.split()))
+        return sum(n * ((length + 3) // 4) for length, n in lengths.items())
     total = 0
     for match in _PIECE.finditer(text):
         length = match.end() - match.start()

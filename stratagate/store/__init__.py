@@ -1,10 +1,39 @@
 """The durable event store: one table of hash-chained rows, behind a small protocol.
 
 ``records`` is the contract (rows in, rows out, the ``EventStore`` protocol), ``chain`` the
-per-namespace hash chain, ``schema`` the tables, ``sql`` the SQLAlchemy implementation for
-SQLite and PostgreSQL. Nothing here knows a domain event type.
+per-namespace hash chain, ``leases`` the writer leases and their epochs, ``schema`` the tables,
+``statements`` the hot-path SQL, ``sql`` the SQLAlchemy implementation for SQLite and
+PostgreSQL, ``memory`` the plain-Python implementation for ephemeral memories. Nothing here
+knows a domain event type.
 """
 
+from __future__ import annotations
+
+import os
+
+from stratagate.store.leases import Holder, Lease
 from stratagate.store.records import GENESIS_HASH, EventStore, NewEvent, Snapshot, StoredEvent
 
-__all__ = ["GENESIS_HASH", "EventStore", "NewEvent", "Snapshot", "StoredEvent"]
+
+def open_store(database: str | os.PathLike[str]) -> EventStore:
+    """The store ``database`` names: ``memory://`` is a plain-Python store of this process,
+    anything else a SQL store (``stratagate.store.sql.open_event_store``)."""
+    if isinstance(database, str) and database == "memory://":
+        from stratagate.store.memory import MemoryEventStore
+
+        return MemoryEventStore()
+    from stratagate.store.sql import open_event_store
+
+    return open_event_store(database)
+
+
+__all__ = [
+    "GENESIS_HASH",
+    "EventStore",
+    "Holder",
+    "Lease",
+    "NewEvent",
+    "Snapshot",
+    "StoredEvent",
+    "open_store",
+]

@@ -57,18 +57,26 @@ def seal_batch(
     *,
     namespace: str,
     stream: str,
-    first_position: int,
     first_version: int,
     recorded_at: str,
     prev_hash: str,
+    first_position: int | None = None,
+    positions: Sequence[int] | None = None,
 ) -> list[StoredEvent]:
-    """Turn ``events`` into consecutive rows chained onto ``prev_hash``, ready to insert."""
+    """Turn ``events`` into rows chained onto ``prev_hash``, ready to insert: at consecutive
+    positions from ``first_position``, or at the increasing ``positions`` given."""
+    if positions is None:
+        if first_position is None:
+            raise ValueError("seal_batch needs first_position or positions")
+        positions = range(first_position, first_position + len(events))
+    if len(positions) != len(events):
+        raise ValueError("one position per event is needed")
     sealed: list[StoredEvent] = []
-    for offset, new in enumerate(events):
+    for offset, (new, position) in enumerate(zip(events, positions, strict=True)):
         fields: dict[str, Any] = {
             "event_id": new.event_id,
             "event_type": new.event_type,
-            "global_position": first_position + offset,
+            "global_position": position,
             "namespace": namespace,
             "payload": new.payload,
             "recorded_at": recorded_at,

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from stratagate.store.leases import Holder, Lease
 
 GENESIS_HASH = "0" * 64
 """``prev_hash`` of the first row of every namespace."""
@@ -67,6 +70,9 @@ class EventStore(Protocol):
         stream: str,
         events: Sequence[NewEvent],
         expected_version: int | None,
+        *,
+        lease: Lease | None = None,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         """Append all of ``events`` to ``stream`` of ``namespace`` or none of them.
 
@@ -74,8 +80,23 @@ class EventStore(Protocol):
         empty stream); a mismatch raises ``StorageConflictError``. ``None`` skips the check.
         Re-appending a batch whose event ids are already stored with the same content returns
         the stored rows and appends nothing (idempotent retry); the same id with different
-        content raises ``StorageConflictError``.
+        content raises ``StorageConflictError``. With ``lease`` the append lands only while the
+        lease's epoch is current (else ``FencedWriterError``). ``durable=False`` may return
+        before the commit reaches the disk; the next durable commit makes it durable.
         """
+        ...
+
+    def acquire_lease(self, namespace: str, holder: Holder, *, ttl_s: float = ...) -> Lease:
+        """Become the namespace's writer with a new epoch (``WriterBusyError`` if a live
+        holder of another process keeps it)."""
+        ...
+
+    def renew_lease(self, lease: Lease) -> None:
+        """Keep ``lease`` alive (``FencedWriterError`` when it was taken over)."""
+        ...
+
+    def release_lease(self, lease: Lease) -> None:
+        """Give ``lease`` up."""
         ...
 
     def read(self, namespace: str, after: int = 0, limit: int | None = None) -> list[StoredEvent]:
@@ -96,6 +117,10 @@ class EventStore(Protocol):
 
     def count(self, namespace: str) -> int:
         """How many rows the namespace has."""
+        ...
+
+    def global_head(self) -> int:
+        """The ``global_position`` of the last row of any namespace (0 when the log is empty)."""
         ...
 
     def namespaces(self) -> list[str]:

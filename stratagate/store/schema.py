@@ -3,8 +3,11 @@
 ``stratagate_events`` is the log (its columns are the public "Log schema" of docs/API.md).
 ``stratagate_heads`` holds one row per namespace — last position, last hash, row count —
 written in the same transaction as every append, so ``head``/``count``/``namespaces`` and the
-next ``prev_hash`` cost one key lookup however long the log is. ``stratagate_snapshots`` holds
-disposable read-model checkpoints. ``stratagate_meta`` holds ``layout_version``.
+next ``prev_hash`` cost one key lookup however long the log is. ``stratagate_leases`` holds the
+writer lease of each namespace (epoch and holder, see ``stratagate.store.leases``).
+``stratagate_snapshots`` holds disposable read-model checkpoints. ``stratagate_meta`` holds
+``layout_version``. On PostgreSQL the sequence ``stratagate_global_position_seq`` hands out
+global positions, so writers of different namespaces need not wait for each other.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from collections.abc import Callable, Mapping
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     Connection,
+    Float,
     Index,
     Integer,
     LargeBinary,
@@ -23,20 +28,22 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
     inspect,
     select,
+    text,
 )
 
 from stratagate.errors import SchemaVersionError, StorageError
 
-LAYOUT_VERSION = 1
-"""The table layout this code writes. Bump it and add an entry to ``UPGRADES`` to change it."""
+LAYOUT_VERSION = 2
+"""The table layout this code writes. Bump it and add an entry to ``UPGRADES`` to change it.
+2: writer leases, and a sequence for global positions on PostgreSQL."""
 
 Upgrade = Callable[[Connection], None]
 """One layout step: ``UPGRADES[v]`` turns layout ``v`` into ``v + 1`` in the open transaction."""
 
-UPGRADES: Mapping[int, Upgrade] = {}
-"""Layout steps by the version they start from (none yet: layout 1 is the first)."""
+POSITION_SEQUENCE = "stratagate_global_position_seq"
 
 _POSITION = BigInteger().with_variant(Integer, "sqlite")  # INTEGER PRIMARY KEY is the rowid
 
@@ -70,6 +77,20 @@ heads = Table(
     Column("event_count", BigInteger, nullable=False),
 )
 
+leases = Table(
+    "stratagate_leases",
+    metadata,
+    Column("namespace", String, primary_key=True),
+    Column("epoch", BigInteger, nullable=False),
+    Column("host", String, nullable=False),
+    Column("pid", BigInteger, nullable=False),
+    Column("started", BigInteger, nullable=False),
+    Column("label", String, nullable=False),
+    Column("renewed_at", Float, nullable=False),
+    Column("ttl_s", Float, nullable=False),
+    Column("released", Boolean, nullable=False),
+)
+
 snapshots = Table(
     "stratagate_snapshots",
     metadata,
@@ -90,6 +111,23 @@ meta = Table(
 )
 
 
+def _upgrade_1_to_2(conn: Connection) -> None:
+    """Layout 2: the leases table; on PostgreSQL, the global position sequence."""
+    leases.create(conn, checkfirst=True)
+    _create_position_sequence(conn)
+
+
+def _create_position_sequence(conn: Connection) -> None:
+    if conn.dialect.name != "postgresql":
+        return
+    last = conn.execute(select(func.max(events.c.global_position))).scalar() or 0
+    conn.execute(text(f"CREATE SEQUENCE IF NOT EXISTS {POSITION_SEQUENCE} START WITH {last + 1}"))
+
+
+UPGRADES: Mapping[int, Upgrade] = {1: _upgrade_1_to_2}
+"""Layout steps by the version they start from."""
+
+
 def ensure_layout(
     conn: Connection,
     *,
@@ -107,6 +145,7 @@ def ensure_layout(
         if not create:
             raise StorageError("no stratagate event store here (stratagate_meta is missing)")
         metadata.create_all(conn)
+        _create_position_sequence(conn)
         conn.execute(meta.insert().values(key="layout_version", value=str(target)))
         return 0
     found = _layout_version(conn)
@@ -133,11 +172,13 @@ def _layout_version(conn: Connection) -> int:
 
 __all__ = [
     "LAYOUT_VERSION",
+    "POSITION_SEQUENCE",
     "UPGRADES",
     "Upgrade",
     "ensure_layout",
     "events",
     "heads",
+    "leases",
     "meta",
     "metadata",
     "snapshots",

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
 from sqlalchemy import Connection, Engine, Row, create_engine, event, func, select, text
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -24,10 +24,26 @@ from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from stratagate.core.timeutil import format_utc, utc_now
-from stratagate.errors import InvalidInputError, StorageConflictError, StorageError
+from stratagate.errors import (
+    FencedWriterError,
+    InvalidInputError,
+    LogIntegrityError,
+    StorageConflictError,
+    StorageError,
+    WriterBusyError,
+)
 from stratagate.store import schema
 from stratagate.store.chain import ChainCheck, check_chain, seal_batch
+from stratagate.store.leases import DEFAULT_TTL_S, Holder, Lease, may_take_over
 from stratagate.store.records import GENESIS_HASH, NewEvent, Snapshot, StoredEvent
+from stratagate.store.statements import statements
+from stratagate.store.validation import (
+    check_batch,
+    check_name,
+    check_snapshot,
+    is_count,
+    replayed,
+)
 
 SQLITE_BUSY_TIMEOUT_S = 30.0
 """How long a SQLite writer waits for another process's write lock before failing."""
@@ -88,6 +104,12 @@ class SqlEventStore:
         self.url = engine.url.render_as_string(hide_password=True)
         self._clock = clock
         self._postgres = engine.dialect.name == "postgresql"
+        self._sql = statements(engine.dialect.name)
+        self._file_backed = engine.dialect.name == "sqlite" and not isinstance(
+            engine.pool, StaticPool
+        )
+        self.counters = StoreCounters()
+        event.listen(engine, "before_cursor_execute", self.counters.count_statement)
         # One shared in-memory connection must not carry two threads' transactions at once.
         self._serial: AbstractContextManager[Any] = (
             threading.RLock() if isinstance(engine.pool, StaticPool) else nullcontext()
@@ -110,77 +132,202 @@ class SqlEventStore:
         stream: str,
         events: Sequence[NewEvent],
         expected_version: int | None,
+        *,
+        lease: Lease | None = None,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         """Append all of ``events`` to ``stream`` of ``namespace`` or none of them.
 
         ``expected_version`` is the stream's current version as the writer knows it (0 when
         empty; ``None`` skips the check). A batch whose ids are all stored with identical
         content returns the stored rows, in batch order, whatever ``expected_version`` says;
-        a partly stored or differing batch raises ``StorageConflictError``.
+        a partly stored or differing batch raises ``StorageConflictError``. With ``lease``, the
+        append lands only while that lease's epoch is the namespace's current one (else
+        ``FencedWriterError``). Before chaining onto the stored head the head is checked against
+        the namespace's last row: a broken log raises ``LogIntegrityError`` and is not extended.
+        ``durable=False`` commits without waiting for the disk (see ``commit_durability``).
         """
-        _check_name("namespace", namespace)
-        _check_name("stream", stream)
-        if expected_version is not None and not _is_count(expected_version):
+        check_name("namespace", namespace)
+        check_name("stream", stream)
+        if expected_version is not None and not is_count(expected_version):
             raise InvalidInputError(
                 f"expected_version must be an int >= 0 or None, not {expected_version!r}"
             )
-        batch = _check_batch(events)
+        batch = check_batch(events)
         self._ensure_open()
         if not batch:
             return []
-        with self._transaction(write=True) as conn:
-            if self._postgres:
-                # WHY: a catch-up reader tails ``global_position > N`` and must never skip a
-                # row, which holds only if rows become visible in position order: were position
-                # 8 committed while 7 is still in flight, a reader would see 8, move its cursor
-                # past 7 and never read it. So positions are assigned as max + 1 *under this
-                # lock*, taken before the maximum is read: EXCLUSIVE conflicts with every other
-                # writer's EXCLUSIVE (plain SELECTs are not blocked), so the next writer cannot
-                # read the maximum until this transaction has committed or rolled back, and
-                # commit order equals position order. The lock also makes the expected-version
-                # check and the heads update race-free: without it two writers would pick the
-                # same position and one would fail although its expected version was right.
-                # SQLite gets the same serialisation from BEGIN IMMEDIATE.
-                conn.execute(text(f"LOCK TABLE {schema.events.name} IN EXCLUSIVE MODE"))
+        try:
+            with self._transaction(write=True, durable=durable) as conn:
+                return self._append_in(conn, namespace, stream, batch, expected_version, lease)
+        except StorageConflictError as conflict:
+            if not isinstance(conflict.__cause__, IntegrityError):
+                raise
+            # an event id is taken: a retry of a stored batch, or a real clash
+            with self._transaction(write=False) as conn:
+                stored = _stored_by_id(conn, [new.event_id for new in batch])
+            if not stored:
+                raise
+            return replayed(namespace, stream, batch, stored)
+
+    def _append_in(
+        self,
+        conn: Connection,
+        namespace: str,
+        stream: str,
+        batch: list[NewEvent],
+        expected_version: int | None,
+        lease: Lease | None,
+    ) -> list[StoredEvent]:
+        sql = self._sql
+        key = {"ns": namespace}
+        if sql.namespace_lock is not None:
+            # WHY: a catch-up reader tails ``global_position > N`` of one namespace and must
+            # never skip a row, which holds only if that namespace's rows become visible in
+            # position order: were its position 8 committed while its 7 is still in flight, a
+            # reader would see 8, move past 7 and never read it. So each writer holds the
+            # namespace's advisory lock from before it draws positions until it commits: the
+            # namespace's next writer cannot draw a position until this one has committed or
+            # rolled back, so per namespace commit order equals position order. Writers of
+            # other namespaces take other locks and do not wait. The lock also makes the
+            # expected-version check and the heads update race-free. SQLite serialises every
+            # writer with BEGIN IMMEDIATE instead. (What a reader of the *global* order may
+            # assume: docs/OPERATIONS.md.)
+            conn.exec_driver_sql(sql.namespace_lock, key)
+        head = conn.exec_driver_sql(sql.head, key).first()
+        if lease is not None:
+            self._check_lease(conn, lease)
+        found = conn.exec_driver_sql(sql.state, {**key, "stream": stream}).first()
+        assert found is not None
+        current = found[0] or 0
+        _check_head(namespace, head, found[1], found[2])
+        if expected_version is not None and expected_version != current:
             stored = _stored_by_id(conn, [new.event_id for new in batch])
-            if stored:
-                return _replayed(namespace, stream, batch, stored)
-            current = _stream_version(conn, namespace, stream)
-            if expected_version is not None and expected_version != current:
-                raise StorageConflictError(
-                    f"stream {stream!r} of namespace {namespace!r} is at version {current}, "
-                    f"but the writer expected version {expected_version}"
-                )
-            head = conn.execute(
-                select(schema.heads).where(schema.heads.c.namespace == namespace)
-            ).one_or_none()
-            last = conn.execute(select(func.max(schema.events.c.global_position))).scalar()
-            rows = seal_batch(
-                batch,
-                namespace=namespace,
-                stream=stream,
-                first_position=(last or 0) + 1,
-                first_version=current + 1,
-                recorded_at=format_utc(self._clock()),
-                prev_hash=head.last_hash if head else GENESIS_HASH,
+            if stored:  # the batch was appended before and only its answer was lost
+                return replayed(namespace, stream, batch, stored)
+            raise StorageConflictError(
+                f"stream {stream!r} of namespace {namespace!r} is at version {current}, "
+                f"but the writer expected version {expected_version}"
             )
-            conn.execute(schema.events.insert(), [_columns(row) for row in rows])
-            _advance_head(conn, rows, previous_count=head.event_count if head else None)
+        if sql.next_positions is not None:
+            drawn = conn.exec_driver_sql(sql.next_positions, {"n": len(batch)}).scalars().all()
+            positions = sorted(int(value) for value in drawn)
+        else:
+            first = (found[3] or 0) + 1
+            positions = list(range(first, first + len(batch)))
+        rows = seal_batch(
+            batch,
+            namespace=namespace,
+            stream=stream,
+            positions=positions,
+            first_version=current + 1,
+            recorded_at=format_utc(self._clock()),
+            prev_hash=head[1] if head else GENESIS_HASH,
+        )
+        conn.exec_driver_sql(sql.insert_events, [_columns(row) for row in rows])
+        last = rows[-1]
+        values = {**key, "position": last.global_position, "hash": last.hash}
+        if head is None:
+            conn.exec_driver_sql(sql.insert_head, {**values, "count": len(rows)})
+        else:
+            conn.exec_driver_sql(sql.update_head, {**values, "count": head[2] + len(rows)})
         return rows
+
+    def _check_lease(self, conn: Connection, lease: Lease) -> None:
+        row = conn.exec_driver_sql(self._sql.lease_epoch, {"ns": lease.namespace}).first()
+        if row is None or row[0] != lease.epoch or row[1]:
+            now = "no writer" if row is None or row[1] else f"epoch {row[0]}"
+            raise FencedWriterError(
+                f"the write lease of namespace {lease.namespace!r} moved on ({now}; this writer "
+                f"held epoch {lease.epoch}): a newer writer owns it, nothing was appended"
+            )
+
+    # -- leases -----------------------------------------------------------------------------
+
+    def acquire_lease(
+        self, namespace: str, holder: Holder, *, ttl_s: float = DEFAULT_TTL_S
+    ) -> Lease:
+        """Become the writer of ``namespace``: a new epoch fences every earlier holder.
+
+        A lease a live holder of another process keeps raises ``WriterBusyError`` naming it;
+        one whose holder is gone (or this very process) is taken over.
+        """
+        check_name("namespace", namespace)
+        with self._transaction(write=True) as conn:
+            if self._sql.namespace_lock is not None:
+                conn.exec_driver_sql(self._sql.namespace_lock, {"ns": namespace})
+            row = conn.execute(
+                select(schema.leases).where(schema.leases.c.namespace == namespace)
+            ).one_or_none()
+            now = time.time()
+            if row is not None and not row.released:
+                current = Holder(row.host, row.pid, row.started, row.label)
+                if not may_take_over(current, row.renewed_at, row.ttl_s, now=now):
+                    raise WriterBusyError(
+                        f"namespace {namespace!r} is open for writing by {current.describe()}; "
+                        "open it with read_only=True, or close that writer first"
+                    )
+            epoch = (row.epoch if row is not None else 0) + 1
+            values = {
+                "epoch": epoch,
+                "host": holder.host,
+                "pid": holder.pid,
+                "started": holder.started,
+                "label": holder.label,
+                "renewed_at": now,
+                "ttl_s": ttl_s,
+                "released": False,
+            }
+            if row is None:
+                conn.execute(schema.leases.insert().values(namespace=namespace, **values))
+            else:
+                conn.execute(
+                    schema.leases.update()
+                    .where(schema.leases.c.namespace == namespace)
+                    .values(**values)
+                )
+        return Lease(namespace, epoch, holder, ttl_s)
+
+    def renew_lease(self, lease: Lease) -> None:
+        """Keep ``lease`` alive for holders on other hosts; ``FencedWriterError`` if lost."""
+        with self._transaction(write=True) as conn:
+            done = conn.execute(
+                schema.leases.update()
+                .where(
+                    schema.leases.c.namespace == lease.namespace,
+                    schema.leases.c.epoch == lease.epoch,
+                    schema.leases.c.released.is_(False),
+                )
+                .values(renewed_at=time.time())
+            )
+        if done.rowcount != 1:
+            raise FencedWriterError(f"the write lease of namespace {lease.namespace!r} was lost")
+
+    def release_lease(self, lease: Lease) -> None:
+        """Give ``lease`` up (a no-op when it was already taken over)."""
+        with self._transaction(write=True) as conn:
+            conn.execute(
+                schema.leases.update()
+                .where(
+                    schema.leases.c.namespace == lease.namespace,
+                    schema.leases.c.epoch == lease.epoch,
+                )
+                .values(released=True)
+            )
 
     def read(self, namespace: str, after: int = 0, limit: int | None = None) -> list[StoredEvent]:
         """Rows of ``namespace`` with ``global_position > after``, in position order."""
-        _check_name("namespace", namespace)
-        return self._read_after(after, limit, schema.events.c.namespace == namespace)
+        check_name("namespace", namespace)
+        return self._read_after(after, limit, namespace)
 
     def read_all(self, after: int = 0, limit: int | None = None) -> list[StoredEvent]:
         """Rows of every namespace with ``global_position > after``: the catch-up feed."""
-        return self._read_after(after, limit)
+        return self._read_after(after, limit, None)
 
     def stream_version(self, namespace: str, stream: str) -> int:
         """Number of events in the stream (0 when empty)."""
-        _check_name("namespace", namespace)
-        _check_name("stream", stream)
+        check_name("namespace", namespace)
+        check_name("stream", stream)
         with self._transaction(write=False) as conn:
             return _stream_version(conn, namespace, stream)
 
@@ -211,7 +358,7 @@ class SqlEventStore:
         verifies but the namespace's heads record disagrees with them (say, its tail was
         deleted), the larger of the recorded and the found last position is returned.
         """
-        _check_name("namespace", namespace)
+        check_name("namespace", namespace)
         with self._transaction(write=False, snapshot=True) as conn:
             walk = check_chain(_walk(conn, namespace))
             head = conn.execute(
@@ -223,7 +370,7 @@ class SqlEventStore:
 
     def save_snapshot(self, snapshot: Snapshot) -> None:
         """Store (replace) the snapshot of ``(namespace, key)``."""
-        _check_snapshot(snapshot)
+        check_snapshot(snapshot)
         values = {
             "namespace": snapshot.namespace,
             "key": snapshot.key,
@@ -248,8 +395,8 @@ class SqlEventStore:
 
     def load_snapshot(self, namespace: str, key: str) -> Snapshot | None:
         """The stored snapshot of ``(namespace, key)``, or ``None``."""
-        _check_name("namespace", namespace)
-        _check_name("key", key)
+        check_name("namespace", namespace)
+        check_name("key", key)
         with self._transaction(write=False) as conn:
             row = conn.execute(
                 select(schema.snapshots).where(
@@ -273,23 +420,27 @@ class SqlEventStore:
         self._closed = True
         self.engine.dispose()
 
-    def _read_after(self, after: int, limit: int | None, *where: Any) -> list[StoredEvent]:
-        if not _is_count(after):
+    def _read_after(
+        self, after: int, limit: int | None, namespace: str | None
+    ) -> list[StoredEvent]:
+        if not is_count(after):
             raise InvalidInputError(f"after must be an int >= 0, not {after!r}")
-        if limit is not None and not _is_count(limit):
+        if limit is not None and not is_count(limit):
             raise InvalidInputError(f"limit must be an int >= 0 or None, not {limit!r}")
-        query = (
-            select(*_ROW)
-            .where(schema.events.c.global_position > after, *where)
-            .order_by(schema.events.c.global_position)
-        )
+        sql = self._sql
+        params: dict[str, Any] = {"after": after}
+        if namespace is None:
+            statement = sql.read_all if limit is None else sql.read_all_limit
+        else:
+            statement = sql.read_namespace if limit is None else sql.read_namespace_limit
+            params["ns"] = namespace
         if limit is not None:
-            query = query.limit(limit)
+            params["limit"] = limit
         with self._transaction(write=False) as conn:
-            return [_stored(row) for row in conn.execute(query).all()]
+            return [StoredEvent(*row) for row in conn.exec_driver_sql(statement, params).all()]
 
     def _head_row(self, namespace: str) -> Row[Any] | None:
-        _check_name("namespace", namespace)
+        check_name("namespace", namespace)
         with self._transaction(write=False) as conn:
             return conn.execute(
                 select(schema.heads).where(schema.heads.c.namespace == namespace)
@@ -300,8 +451,16 @@ class SqlEventStore:
             raise StorageError(f"the event store {self.url} is closed")
 
     @contextmanager
-    def _transaction(self, *, write: bool, snapshot: bool = False) -> Iterator[Connection]:
-        """One transaction; driver errors become ``StorageError`` (unique clashes a conflict)."""
+    def _transaction(
+        self, *, write: bool, snapshot: bool = False, durable: bool = True
+    ) -> Iterator[Connection]:
+        """One transaction; driver errors become ``StorageError`` (unique clashes a conflict).
+
+        ``durable=False`` commits without waiting for the disk: on SQLite the connection runs
+        that one transaction with ``synchronous=NORMAL``, on PostgreSQL with
+        ``synchronous_commit=off``. Either way the commit is ordered in the write-ahead log, so
+        the next durable commit makes it durable too (see ``commit_durability``).
+        """
         self._ensure_open()
         with self._serial:
             try:
@@ -310,8 +469,17 @@ class SqlEventStore:
                         conn.execution_options(**{_WRITE: True})
                     if snapshot and self._postgres:
                         conn.execution_options(isolation_level="REPEATABLE READ")
-                    with conn.begin():
-                        yield conn
+                    relaxed = not durable and self._file_backed
+                    if relaxed:
+                        _sqlite_synchronous(conn, "NORMAL")
+                    try:
+                        with conn.begin():
+                            if not durable and self._postgres:
+                                conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
+                            yield conn
+                    finally:
+                        if relaxed:
+                            _sqlite_synchronous(conn, SQLITE_SYNCHRONOUS)
             except IntegrityError as exc:
                 raise StorageConflictError(
                     f"a concurrent write clashed with this one on {self.url}: {_detail(exc)}"
@@ -418,6 +586,47 @@ def _postgres_engine(url: URL) -> Engine:
         raise StorageError(f"cannot use PostgreSQL URL {url!r}: {exc}") from exc
 
 
+def _sqlite_synchronous(conn: Connection, level: str) -> None:
+    """Set a SQLite connection's ``synchronous`` level outside any transaction."""
+    raw = conn.connection.dbapi_connection
+    assert raw is not None
+    raw.execute(f"PRAGMA synchronous = {level}")
+
+
+def _check_head(
+    namespace: str, head: Sequence[Any] | None, last_position: int | None, last_hash: str | None
+) -> None:
+    """The stored head must be the namespace's last row, or the log is not extended."""
+    if head is None and last_position is None:
+        return
+    if head is not None and (head[0], head[1]) == (last_position, last_hash):
+        return
+    if head is None:
+        reason = "its heads row is missing"
+        position = last_position
+    elif last_position is None:
+        reason = "its heads row names rows that are gone"
+        position = head[0]
+    else:
+        reason = "its heads row does not match its last row"
+        position = min(head[0], last_position)
+    raise LogIntegrityError(
+        f"the log of namespace {namespace!r} is damaged ({reason}, near global position "
+        f"{position}); nothing was appended — run verify",
+        position,
+    )
+
+
+class StoreCounters:
+    """How much work a store did: statements executed and appends made (for benchmarks)."""
+
+    def __init__(self) -> None:
+        self.statements = 0
+
+    def count_statement(self, *_: Any) -> None:
+        self.statements += 1
+
+
 def _stream_version(conn: Connection, namespace: str, stream: str) -> int:
     column = schema.events.c
     query = select(func.max(column.stream_version)).where(
@@ -433,46 +642,6 @@ def _stored_by_id(conn: Connection, event_ids: list[str]) -> dict[str, StoredEve
         query = select(*_ROW).where(schema.events.c.event_id.in_(chunk))
         found.update((row.event_id, _stored(row)) for row in conn.execute(query))
     return found
-
-
-def _replayed(
-    namespace: str, stream: str, batch: list[NewEvent], stored: dict[str, StoredEvent]
-) -> list[StoredEvent]:
-    """The stored rows of a retried batch, or ``StorageConflictError`` if it is not a retry."""
-    if len(stored) != len(batch):
-        raise StorageConflictError(
-            f"{len(stored)} of the {len(batch)} event ids of this batch are already stored; "
-            "a retry must resend exactly a stored batch"
-        )
-    for new in batch:
-        old = stored[new.event_id]
-        if (old.namespace, old.stream, old.event_type, old.schema_version, old.payload) != (
-            namespace,
-            stream,
-            new.event_type,
-            new.schema_version,
-            new.payload,
-        ):
-            raise StorageConflictError(
-                f"event id {new.event_id!r} is already stored with different content "
-                f"(namespace {old.namespace!r}, stream {old.stream!r}, type {old.event_type!r})"
-            )
-    return [stored[new.event_id] for new in batch]
-
-
-def _advance_head(conn: Connection, rows: list[StoredEvent], previous_count: int | None) -> None:
-    last = rows[-1]
-    values = {"last_position": last.global_position, "last_hash": last.hash}
-    if previous_count is None:
-        conn.execute(
-            schema.heads.insert().values(namespace=last.namespace, event_count=len(rows), **values)
-        )
-        return
-    conn.execute(
-        schema.heads.update()
-        .where(schema.heads.c.namespace == last.namespace)
-        .values(event_count=previous_count + len(rows), **values)
-    )
 
 
 def _walk(conn: Connection, namespace: str) -> Iterator[StoredEvent]:
@@ -513,69 +682,6 @@ def _stored(row: Row[Any]) -> StoredEvent:
 
 def _detail(exc: SQLAlchemyError) -> str:
     return str(getattr(exc, "orig", None) or exc).strip()
-
-
-def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _check_name(what: str, value: object) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError(f"{what} must be a non-empty string, not {value!r}")
-    _check_storable(what, value)
-
-
-def _check_storable(what: str, value: str) -> None:
-    if "\x00" in value:
-        raise InvalidInputError(f"{what} must not contain NUL characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError(f"{what} is not valid Unicode text: {exc.reason}") from exc
-
-
-def _check_batch(events: Sequence[NewEvent]) -> list[NewEvent]:
-    if isinstance(events, str | bytes) or not isinstance(events, Sequence):
-        raise InvalidInputError("events must be a sequence of NewEvent")
-    batch = list(events)
-    seen: set[str] = set()
-    for new in batch:
-        if not isinstance(new, NewEvent):
-            raise InvalidInputError(f"events must be NewEvent instances, not {type(new).__name__}")
-        _check_name("event_id", new.event_id)
-        _check_name("event_type", new.event_type)
-        if not _is_count(new.schema_version) or new.schema_version < 1:
-            raise InvalidInputError(
-                f"schema_version of {new.event_id!r} must be an int >= 1, "
-                f"not {new.schema_version!r}"
-            )
-        if not isinstance(new.payload, str):
-            raise InvalidInputError(f"payload of {new.event_id!r} must be JSON text")
-        try:
-            orjson.loads(new.payload)
-        except orjson.JSONDecodeError as exc:
-            raise InvalidInputError(
-                f"payload of {new.event_id!r} is not valid JSON: {exc}"
-            ) from exc
-        if new.event_id in seen:
-            raise InvalidInputError(f"event id {new.event_id!r} appears twice in one batch")
-        seen.add(new.event_id)
-    return batch
-
-
-def _check_snapshot(snapshot: Snapshot) -> None:
-    if not isinstance(snapshot, Snapshot):
-        raise InvalidInputError(f"expected a Snapshot, not {type(snapshot).__name__}")
-    _check_name("namespace", snapshot.namespace)
-    _check_name("key", snapshot.key)
-    if not _is_count(snapshot.position) or not _is_count(snapshot.model_version):
-        raise InvalidInputError("snapshot position and model_version must be ints >= 0")
-    if not isinstance(snapshot.digest, str) or not isinstance(snapshot.created_at, str):
-        raise InvalidInputError("snapshot digest and created_at must be strings")
-    _check_storable("snapshot digest", snapshot.digest)
-    _check_storable("snapshot created_at", snapshot.created_at)
-    if not isinstance(snapshot.payload, bytes | bytearray | memoryview):
-        raise InvalidInputError("snapshot payload must be bytes")
 
 
 __all__ = ["SQLITE_BUSY_TIMEOUT_S", "SQLITE_SYNCHRONOUS", "SqlEventStore", "open_event_store"]

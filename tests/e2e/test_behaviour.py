@@ -15,10 +15,10 @@ from stratagate import (
     AsyncStrataGate,
     InvalidInputError,
     ModelResponseError,
-    StorageConflictError,
     StrataGate,
     StrataGateError,
     UnknownIdError,
+    WriterBusyError,
 )
 from tests.support.fakes import (
     CountingIds,
@@ -406,18 +406,19 @@ def test_audit_history_verify_and_time_travel(open_memory: Any) -> None:
     assert past.turn == 2
 
 
-def test_stale_writer_gets_a_conflict(tmp_path: Any) -> None:
+def test_a_second_writer_is_refused_while_the_first_is_open(tmp_path: Any) -> None:
     database = str(tmp_path / "two.db")
-    with (
-        StrataGate.open(database, "shared", block_turn_size=4) as first,
-        StrataGate.open(database, "shared") as second,
-    ):
+    with StrataGate.open(database, "shared", block_turn_size=4) as first:
         first.append_turn("from first", "ok")
         revision = first.revision
-        with pytest.raises(StorageConflictError):
-            second.append_turn("from second", "ok")
-        assert first.revision == revision
-        assert [m.content for m in first.list_open_tail()] == ["from first", "ok"]
+        with pytest.raises(WriterBusyError, match="open for writing by inline process"):
+            StrataGate.open(database, "shared")
+        first.append_turn("first goes on", "ok")  # the live writer is not disturbed
+        assert first.revision == revision + 1
+        assert [j for j in first.list_extraction_jobs() if j.status == "failed"] == []
+    with StrataGate.open(database, "shared") as second:  # closed: the next opener writes
+        second.append_turn("from second", "ok")
+        assert second.turn == 3 and second.verify().ok
 
 
 def test_namespaces_are_isolated(open_memory: Any, tmp_path: Any) -> None:

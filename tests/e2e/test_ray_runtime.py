@@ -1,13 +1,20 @@
-"""Ray-only behaviour: shared named actors, passivation under a bound, rehydration."""
+"""Ray-only behaviour: shared actors, passivation under a bound, recycled actors, rehydration."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
 import ray
+from sqlalchemy import text
 
-from stratagate import StrataGate
+from stratagate import StorageConflictError, StrataGate
+from stratagate.store.sql import open_event_store
+from tests.support.fakes import KeywordExtractor, SlowOn, TitleSummarizer
 
 pytestmark = pytest.mark.ray
 
@@ -28,18 +35,18 @@ def test_two_opens_share_actors_and_passivation_rehydrates(
         before = first.verify()
         assert before.ok
 
+        old_sealer = first.handles.sealer
         other = StrataGate.open(database, "beta", runtime="ray", max_live_namespaces=1)
         other.append_turn("beta note", "ok")  # activating beta passivates alpha (bound 1)
         stats = other._runtime.directory_stats()
         assert stats["live"] == 1 and stats["passivations"] >= 1
-        old_sealer = first.handles.sealer
-        with pytest.raises(ray.exceptions.RayActorError):
-            ray.get(old_sealer.ping.remote())
+        # no process was stopped: alpha's sealer now serves beta
+        assert ray.get(old_sealer.serving.remote()) == "beta"
+        assert other.handles.sealer._actor_id == old_sealer._actor_id
 
-        # the next call rehydrates alpha from snapshot + log tail, with the same content
+        # the next call to alpha re-activates it from snapshot + log tail, same content
         first.append_turn("alpha note 3", "ok")
         assert first.turn == 4 and [b.start_turn for b in first.list_blocks()] == [1, 3]
-        assert first.handles.sealer._actor_id != old_sealer._actor_id
         assert first.verify().ok
         other.close()
     finally:
@@ -77,9 +84,87 @@ def test_namespaces_nobody_has_open_are_passivated_first(ray_cluster: None, tmp_
         with StrataGate.open(database, "new", runtime="ray", max_live_namespaces=2) as new:
             new.append_turn("new note", "ok")  # the bound needs a place: 'closed' gives it
             stats = new._runtime.directory_stats()
-        assert ray.get(held.handles.sealer.ping.remote()) is not None
-        with pytest.raises(ray.exceptions.RayActorError):
-            ray.get(closed_sealer.ping.remote())
+        assert ray.get(held.handles.sealer.serving.remote()) == "held"
+        assert ray.get(closed_sealer.serving.remote()) != "closed"  # reassigned to 'new'
         assert stats["live"] == 2 and stats["open"] == 2  # held, and new while it was open
     finally:
         held.close()
+
+
+def wait_for(path: Path, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.02)
+
+
+def test_a_write_from_a_superseded_epoch_never_lands(ray_cluster: None, tmp_path: Path) -> None:
+    """Race a change of writer against an in-flight call: the sealer is inside the summarizer
+    when another activation takes the namespace's lease; the seal it finishes afterwards is
+    refused (StorageConflictError) and the log holds nothing of it."""
+    database = str(tmp_path / "fence.db")
+    announce, release = tmp_path / "in-call", tmp_path / "go-on"
+    summarizer = SlowOn(TitleSummarizer(), "slow", str(announce), str(release))
+    memory = StrataGate.open(
+        database, "alpha", runtime="ray", block_turn_size=1, summarizer=summarizer
+    )
+    try:
+        memory.append_turn("a slow one", "ok", wait=False)
+        wait_for(announce)  # the sealer has appended SealStarted and waits in the model
+        with open_event_store(database) as store:  # a newer activation takes over the lease
+            store.engine.dispose()
+            with store.engine.begin() as conn:
+                conn.execute(text("UPDATE stratagate_leases SET epoch = epoch + 1"))
+        release.touch()
+        with pytest.raises(StorageConflictError, match="moved on"):
+            memory.drain(timeout=60)
+        types = [record.type for record in memory.history()]
+        assert types.count("SealStarted") == 1 and "BlockSealed" not in types
+        assert memory.verify().ok
+    finally:
+        release.touch()
+        memory.close()
+
+
+def test_sigkill_of_a_recycled_actor_loses_nothing(ray_cluster: None, tmp_path: Path) -> None:
+    """Actors are recycled between two namespaces (bound 1); the extractor process is killed
+    in the middle of a model call. Every acknowledged turn is kept, no namespace holds
+    another's messages, the job is recovered as interrupted and retried, and both verify."""
+    database = str(tmp_path / "kill.db")
+    announce, release = tmp_path / "in-call", tmp_path / "never"
+    extractor = SlowOn(KeywordExtractor(), "victim", str(announce), str(release), limit=300)
+    options = {"runtime": "ray", "block_turn_size": 1, "max_live_namespaces": 1}
+    acked: dict[str, list[str]] = {"alpha": [], "beta": []}
+    with StrataGate.open(database, "beta", **options) as beta:
+        for i in range(3):
+            beta.append_turn(f"beta decided {i}", "ok", receipt_id=f"b{i}")
+            acked["beta"].append(f"b{i}")
+    alpha = StrataGate.open(database, "alpha", extractor=extractor, **options)
+    try:
+        extractor_pid = ray.get(alpha.handles.extractor.pid.remote())  # asked while it is idle
+        alpha.append_turn("we decided victim", "ok", receipt_id="a0")
+        acked["alpha"].append("a0")
+        alpha.append_turn("second", "ok", receipt_id="a1", wait=False)  # seals: extraction runs
+        acked["alpha"].append("a1")
+        wait_for(announce)
+        os.kill(extractor_pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            alpha.drain(timeout=120)
+        alpha.append_turn("third", "ok", receipt_id="a2")
+        acked["alpha"].append("a2")
+        [victim] = [j for j in alpha.list_extraction_jobs() if j.status == "failed"]
+        assert victim.status == "failed" and (victim.last_error or "").startswith("interrupted")
+        release.touch()
+        alpha.resume_pending_work()
+        retried = {j.block_id: j for j in alpha.list_extraction_jobs()}[victim.block_id]
+        assert (retried.status, retried.attempts) == ("succeeded", 2)
+    finally:
+        release.touch()
+        alpha.close()
+    for name in ("alpha", "beta"):
+        with StrataGate.open(database, name, **options) as memory:
+            assert all(memory.has_ingestion_receipt(r) for r in acked[name])
+            texts = [m.content for b in memory.list_blocks() for m in b.l5_raw]
+            texts += [m.content for m in memory.list_open_tail()]
+            assert all((name == "beta") == t.startswith("beta") for t in texts if t != "ok")
+            assert memory.verify().ok

@@ -13,17 +13,20 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from stratagate.store import open_store
 from stratagate.store.sql import SqlEventStore, open_event_store
 
 PG_URL = os.environ.get(
     "STRATAGATE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
-BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+BACKENDS = ["python", "memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+"""``python``: the plain-Python store of ``in_memory`` memories; ``memory``: in-memory SQLite."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ def postgres_schema_url(postgres_server: str) -> Iterator[str]:
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     """One of the three backends; the same tests run against each."""
+    if request.param == "python":
+        return Backend("python", "memory://")
     if request.param == "memory":
         return Backend("memory", ":memory:")
     if request.param == "sqlite":
@@ -86,18 +91,25 @@ def file_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
 
 
 @pytest.fixture
-def opened() -> Iterator[list[SqlEventStore]]:
+def sql_only(backend: Backend) -> None:
+    """For tests of what only a SQL database has (layouts, triggers, tampering in SQL)."""
+    if backend.name == "python":
+        pytest.skip("a SQL-database behaviour; the plain-Python store has no SQL")
+
+
+@pytest.fixture
+def opened() -> Iterator[list[Any]]:
     """Stores opened during a test, closed at its end."""
-    stores: list[SqlEventStore] = []
+    stores: list[Any] = []
     yield stores
     for store in reversed(stores):
         store.close()
 
 
 @pytest.fixture
-def store(backend: Backend, opened: list[SqlEventStore]) -> SqlEventStore:
+def store(backend: Backend, opened: list[Any]) -> Any:
     """A fresh, empty store on the test's backend."""
-    opened.append(open_event_store(backend.database))
+    opened.append(open_store(backend.database))
     return opened[-1]
 
 
@@ -108,6 +120,10 @@ def reopen(
     """Open the test's database again, as a second process would (in-memory: same engine)."""
 
     def _reopen(**options: object) -> SqlEventStore:
+        if backend.name == "python":
+            if options:
+                pytest.skip("the plain-Python store has no open options")
+            return store
         if backend.name == "memory":
             reopened = SqlEventStore(store.engine, **options)  # type: ignore[arg-type]
         else:
@@ -119,7 +135,7 @@ def reopen(
 
 
 @pytest.fixture
-def raw_sql(store: SqlEventStore) -> Callable[..., None]:
+def raw_sql(store: SqlEventStore, sql_only: None) -> Callable[..., None]:
     """Run SQL on the store's database behind its back (to tamper with rows)."""
 
     def _run(statement: str, **params: object) -> None:

@@ -4,6 +4,9 @@
 stream (a conflict there is a bug: nobody else writes it) and one event to a shared stream
 (conflicts expected: retry with a fresh version). Prints ``ready`` first and a JSON summary last.
 
+``solo``: after the go file appears, append ``count`` small batches to the worker's own
+namespace with exact expected versions (a conflict is a bug: nobody else writes there).
+
 ``big``: append one huge batch and print ``started`` from inside it — as the INSERT begins
 (``--kill-at insert``) or just before COMMIT, then stall (``--kill-at commit``) — so the parent
 can SIGKILL the process mid-append.
@@ -62,6 +65,20 @@ def mixed(store: SqlEventStore, args: argparse.Namespace) -> dict[str, int]:
     return {"retries": retries}
 
 
+def solo(store: SqlEventStore, args: argparse.Namespace) -> dict[str, int]:
+    say("ready")
+    go = Path(args.go)
+    while not go.exists():
+        time.sleep(0.005)
+    version = 0
+    for i in range(args.count):
+        size = 1 + i % 3
+        batch = [tick(f"{args.namespace}-{i}-{k}", i=i, k=k) for k in range(size)]
+        store.append(args.namespace, "log", batch, version)
+        version += size
+    return {"appended": version}
+
+
 def big(store: SqlEventStore, args: argparse.Namespace) -> dict[str, int]:
     batch = [tick(f"big-{i}", i=i, text="x" * 100) for i in range(args.count)]
     if args.kill_at == "insert":
@@ -84,7 +101,7 @@ def big(store: SqlEventStore, args: argparse.Namespace) -> dict[str, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["mixed", "big"])
+    parser.add_argument("mode", choices=["mixed", "solo", "big"])
     parser.add_argument("--database", required=True)
     parser.add_argument("--namespace", required=True)
     parser.add_argument("--count", type=int, required=True)
@@ -93,7 +110,7 @@ def main() -> None:
     parser.add_argument("--kill-at", choices=["insert", "commit"], default="insert")
     args = parser.parse_args()
     with open_event_store(args.database) as store:
-        summary = mixed(store, args) if args.mode == "mixed" else big(store, args)
+        summary = {"mixed": mixed, "solo": solo, "big": big}[args.mode](store, args)
     say(json.dumps(summary))
 
 

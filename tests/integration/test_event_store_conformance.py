@@ -30,7 +30,7 @@ from stratagate.errors import (
     StorageError,
     StrataGateError,
 )
-from stratagate.store import schema
+from stratagate.store import open_store, schema
 from stratagate.store.records import GENESIS_HASH, EventStore, NewEvent, Snapshot, StoredEvent
 from stratagate.store.sql import SqlEventStore, open_event_store
 
@@ -193,7 +193,7 @@ def test_partly_stored_batch_conflicts_and_appends_nothing(store: SqlEventStore)
     assert [row.event_id for row in store.read("ns")] == ["a-0", "a-1"]
 
 
-def test_batch_failing_midway_leaves_nothing(store: SqlEventStore) -> None:
+def test_batch_failing_midway_leaves_nothing(store: SqlEventStore, sql_only: None) -> None:
     before = store.append("ns", "s", batch("a", 2), 0)
     poison(store)
     with pytest.raises(StrataGateError, match="poisoned row"):
@@ -386,7 +386,9 @@ def test_a_newer_layout_is_refused(
         reopen()
 
 
-def test_an_older_layout_is_upgraded_in_one_transaction(store: SqlEventStore) -> None:
+def test_an_older_layout_is_upgraded_in_one_transaction(
+    store: SqlEventStore, sql_only: None
+) -> None:
     def add_table(conn) -> None:  # type: ignore[no-untyped-def]
         conn.execute(text("CREATE TABLE upgraded_marker (id INTEGER PRIMARY KEY)"))
 
@@ -414,7 +416,7 @@ def test_an_older_layout_is_upgraded_in_one_transaction(store: SqlEventStore) ->
         assert conn.execute(text("SELECT value FROM stratagate_meta")).scalar() == str(current + 1)
 
 
-def test_create_false_refuses_an_empty_database(backend: Backend) -> None:
+def test_create_false_refuses_an_empty_database(backend: Backend, sql_only: None) -> None:
     with pytest.raises(StorageError):
         open_event_store(backend.database, create=False)
 
@@ -445,7 +447,7 @@ def test_snapshots_round_trip_and_replace(store: SqlEventStore) -> None:
 
 
 def test_a_closed_store_refuses_work(backend: Backend) -> None:
-    store = open_event_store(backend.database)
+    store = open_store(backend.database)
     store.close()
     with pytest.raises(StorageError, match="closed"):
         store.append("ns", "s", [new("x")], 0)

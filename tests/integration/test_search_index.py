@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from projections.search_index import RAW_SPEAKER_WINDOW
+from projections.search_index import RAW_SPEAKER_WINDOW, raw_counts, raw_document
 from stratagate import StrataGate
 
 
@@ -107,3 +110,15 @@ def test_the_speaker_rule_only_reorders_the_best_lexical_matches(memory: StrataG
     assert RAW_SPEAKER_WINDOW < 12
     hits = memory.search_raw_memory("Does Caroline like pottery?", limit=13)
     assert [hit.message.name for hit in hits][-1] == "Caroline"
+
+
+WORDS = st.lists(st.sampled_from(["pnpm", "fly", "tokyo", "we", "decided", "launch"]), max_size=8)
+
+
+@given(own=WORDS, before=WORDS, after=WORDS, speaker=st.sampled_from([None, "", "Lin Wei"]))
+def test_raw_counts_are_the_raw_documents_counts(
+    own: list[str], before: list[str], after: list[str], speaker: str | None
+) -> None:
+    counted = raw_counts(own, speaker, before, after)
+    listed = Counter(raw_document(own, speaker, before, after))
+    assert list(counted.items()) == list(listed.items())

@@ -120,3 +120,20 @@ class CountingIds:
     def __call__(self, prefix: str) -> str:
         self.next += 1
         return f"{prefix}_{self.next}"
+
+
+class SlowOn:
+    """Wraps a callback: when its input mentions ``needle``, announce it, wait until
+    ``release`` exists (or ``limit`` seconds), then answer as the wrapped callback."""
+
+    def __init__(self, inner: Any, needle: str, announce: str, release: str, limit: float = 60):
+        self.inner, self.needle = inner, needle
+        self.announce, self.release, self.limit = announce, release, limit
+
+    def __call__(self, argument: Any) -> Any:
+        if self.needle in _text_of(argument):
+            Path(self.announce).write_text("in callback")
+            deadline = time.monotonic() + self.limit
+            while not Path(self.release).exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+        return self.inner(argument)

@@ -16,7 +16,7 @@ from stratagate.core.layers import (
     readable_transcript,
     render_raw,
 )
-from stratagate.core.tokens import estimate_tokens
+from stratagate.core.tokens import _HAS_CJK, estimate_tokens
 from stratagate.errors import InvalidInputError
 from stratagate.models import RawMessage
 
@@ -62,6 +62,24 @@ TEXT = st.text(
 @given(TEXT, TEXT)
 def test_estimate_tokens_is_monotone_under_appending(prefix: str, suffix: str) -> None:
     assert estimate_tokens(prefix + suffix) >= estimate_tokens(prefix)
+
+
+def by_the_rule(text: str) -> int:
+    """The documented rule, spelled out character by character (the oracle)."""
+    total, run = 0, 0
+    for char in text:
+        if char.isspace() or _HAS_CJK.match(char):
+            total += -(-run // 4)
+            run = 0
+            total += 0 if char.isspace() else 1
+        else:
+            run += 1
+    return total + -(-run // 4)
+
+
+@given(st.text(max_size=80))
+def test_estimate_tokens_follows_the_rule_on_any_text(text: str) -> None:
+    assert estimate_tokens(text) == by_the_rule(text)
 
 
 # --- L5 rendering --------------------------------------------------------------------------

@@ -1,0 +1,285 @@
+"""The event store in plain Python: the same contract as the SQL store, for ephemeral memories.
+
+``StrataGate.in_memory()`` uses it: rows live in lists and dictionaries of this process, so an
+append is a few list operations and a hash, not SQL. Everything the contract promises holds
+here too — atomic batches, expected versions, idempotent retries, the per-namespace hash chain,
+leases and epochs, snapshots — and the conformance suite runs against it like against SQLite
+and PostgreSQL. Nothing survives ``close()``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from stratagate.core.timeutil import format_utc, utc_now
+from stratagate.errors import (
+    FencedWriterError,
+    InvalidInputError,
+    StorageConflictError,
+    StorageError,
+    WriterBusyError,
+)
+from stratagate.store.chain import check_chain, seal_batch
+from stratagate.store.leases import DEFAULT_TTL_S, Holder, Lease, may_take_over
+from stratagate.store.records import GENESIS_HASH, NewEvent, Snapshot, StoredEvent
+from stratagate.store.validation import (
+    check_batch,
+    check_name,
+    check_snapshot,
+    is_count,
+    replayed,
+)
+
+MEMORY_URL = "memory://"
+
+
+@dataclass
+class _LeaseRow:
+    epoch: int
+    holder: Holder
+    renewed_at: float
+    ttl_s: float
+    released: bool = False
+
+
+@dataclass
+class _Namespace:
+    rows: list[StoredEvent] = field(default_factory=list)
+    versions: dict[str, int] = field(default_factory=dict)
+
+
+class StoreCounters:
+    """How much work a store did (for benchmarks): statements are list operations here."""
+
+    def __init__(self) -> None:
+        self.statements = 0
+
+
+class MemoryEventStore:
+    """The log in this process's memory: one list of rows per namespace, chained."""
+
+    def __init__(self, *, clock: Callable[[], datetime] = utc_now) -> None:
+        self.url = MEMORY_URL
+        self.counters = StoreCounters()
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._namespaces: dict[str, _Namespace] = {}
+        self._by_id: dict[str, StoredEvent] = {}
+        self._all: list[StoredEvent] = []
+        self._snapshots: dict[tuple[str, str], Snapshot] = {}
+        self._leases: dict[str, _LeaseRow] = {}
+        self._closed = False
+
+    def __enter__(self) -> MemoryEventStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- appends ----------------------------------------------------------------------------
+
+    def append(
+        self,
+        namespace: str,
+        stream: str,
+        events: Sequence[NewEvent],
+        expected_version: int | None,
+        *,
+        lease: Lease | None = None,
+        durable: bool = True,
+    ) -> list[StoredEvent]:
+        """Append all of ``events`` or none (see ``EventStore.append``); ``durable`` is moot."""
+        check_name("namespace", namespace)
+        check_name("stream", stream)
+        if expected_version is not None and not is_count(expected_version):
+            raise InvalidInputError(
+                f"expected_version must be an int >= 0 or None, not {expected_version!r}"
+            )
+        batch = check_batch(events)
+        with self._lock:
+            self._ensure_open()
+            if not batch:
+                return []
+            stored = {
+                new.event_id: self._by_id[new.event_id]
+                for new in batch
+                if new.event_id in self._by_id
+            }
+            if stored:
+                return replayed(namespace, stream, batch, stored)
+            if lease is not None:
+                self._check_lease(lease)
+            space = self._namespaces.setdefault(namespace, _Namespace())
+            current = space.versions.get(stream, 0)
+            if expected_version is not None and expected_version != current:
+                raise StorageConflictError(
+                    f"stream {stream!r} of namespace {namespace!r} is at version {current}, "
+                    f"but the writer expected version {expected_version}"
+                )
+            last = self._all[-1].global_position if self._all else 0
+            rows = seal_batch(
+                batch,
+                namespace=namespace,
+                stream=stream,
+                first_position=last + 1,
+                first_version=current + 1,
+                recorded_at=format_utc(self._clock()),
+                prev_hash=space.rows[-1].hash if space.rows else GENESIS_HASH,
+            )
+            space.rows.extend(rows)
+            space.versions[stream] = current + len(rows)
+            self._all.extend(rows)
+            self._by_id.update((row.event_id, row) for row in rows)
+            self.counters.statements += 1
+            return rows
+
+    def _check_lease(self, lease: Lease) -> None:
+        row = self._leases.get(lease.namespace)
+        if row is None or row.epoch != lease.epoch or row.released:
+            raise FencedWriterError(
+                f"the write lease of namespace {lease.namespace!r} moved on: nothing was appended"
+            )
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def read(self, namespace: str, after: int = 0, limit: int | None = None) -> list[StoredEvent]:
+        """Rows of ``namespace`` with ``global_position > after``, in position order."""
+        check_name("namespace", namespace)
+        with self._lock:
+            self._ensure_open()
+            space = self._namespaces.get(namespace)
+            return _after(space.rows if space else [], after, limit)
+
+    def read_all(self, after: int = 0, limit: int | None = None) -> list[StoredEvent]:
+        """Rows of every namespace with ``global_position > after``."""
+        with self._lock:
+            self._ensure_open()
+            return _after(self._all, after, limit)
+
+    def stream_version(self, namespace: str, stream: str) -> int:
+        check_name("namespace", namespace)
+        check_name("stream", stream)
+        with self._lock:
+            space = self._namespaces.get(namespace)
+            return space.versions.get(stream, 0) if space else 0
+
+    def head(self, namespace: str) -> int:
+        check_name("namespace", namespace)
+        with self._lock:
+            space = self._namespaces.get(namespace)
+            return space.rows[-1].global_position if space and space.rows else 0
+
+    def count(self, namespace: str) -> int:
+        check_name("namespace", namespace)
+        with self._lock:
+            space = self._namespaces.get(namespace)
+            return len(space.rows) if space else 0
+
+    def global_head(self) -> int:
+        with self._lock:
+            return self._all[-1].global_position if self._all else 0
+
+    def namespaces(self) -> list[str]:
+        with self._lock:
+            return sorted(name for name, space in self._namespaces.items() if space.rows)
+
+    def verify_chain(self, namespace: str) -> int | None:
+        """The first row of ``namespace`` whose hash does not verify, or ``None``."""
+        check_name("namespace", namespace)
+        with self._lock:
+            space = self._namespaces.get(namespace)
+            return check_chain(space.rows if space else []).first_bad_position
+
+    def check_head(self, namespace: str) -> int | None:
+        """Rows here are only ever appended whole, so the head is always the last row."""
+        check_name("namespace", namespace)
+        return None
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    def save_snapshot(self, snapshot: Snapshot) -> None:
+        check_snapshot(snapshot)
+        with self._lock:
+            self._ensure_open()
+            self._snapshots[(snapshot.namespace, snapshot.key)] = snapshot
+
+    def load_snapshot(self, namespace: str, key: str) -> Snapshot | None:
+        check_name("namespace", namespace)
+        check_name("key", key)
+        with self._lock:
+            return self._snapshots.get((namespace, key))
+
+    # -- leases -----------------------------------------------------------------------------
+
+    def acquire_lease(
+        self, namespace: str, holder: Holder, *, ttl_s: float = DEFAULT_TTL_S
+    ) -> Lease:
+        """Become the writer of ``namespace`` (see ``SqlEventStore.acquire_lease``)."""
+        check_name("namespace", namespace)
+        with self._lock:
+            row = self._leases.get(namespace)
+            now = time.time()
+            if (
+                row is not None
+                and not row.released
+                and not may_take_over(row.holder, row.renewed_at, row.ttl_s, now=now)
+            ):
+                raise WriterBusyError(
+                    f"namespace {namespace!r} is open for writing by {row.holder.describe()}"
+                )
+            epoch = (row.epoch if row is not None else 0) + 1
+            self._leases[namespace] = _LeaseRow(epoch, holder, now, ttl_s)
+            return Lease(namespace, epoch, holder, ttl_s)
+
+    def renew_lease(self, lease: Lease) -> None:
+        with self._lock:
+            self._check_lease(lease)
+            self._leases[lease.namespace].renewed_at = time.time()
+
+    def release_lease(self, lease: Lease) -> None:
+        with self._lock:
+            row = self._leases.get(lease.namespace)
+            if row is not None and row.epoch == lease.epoch:
+                row.released = True
+
+    def close(self) -> None:
+        """Forget everything; the store is unusable afterwards."""
+        with self._lock:
+            self._closed = True
+            self._namespaces.clear()
+            self._by_id.clear()
+            self._all.clear()
+            self._snapshots.clear()
+
+    def _ensure_open(self) -> None:
+        if self._closed:
+            raise StorageError(f"the event store {self.url} is closed")
+
+
+def _after(rows: list[StoredEvent], after: int, limit: int | None) -> list[StoredEvent]:
+    if not is_count(after):
+        raise InvalidInputError(f"after must be an int >= 0, not {after!r}")
+    if limit is not None and not is_count(limit):
+        raise InvalidInputError(f"limit must be an int >= 0 or None, not {limit!r}")
+    start = _first_after(rows, after)
+    end = len(rows) if limit is None else start + limit
+    return rows[start:end]
+
+
+def _first_after(rows: list[StoredEvent], after: int) -> int:
+    """Index of the first row with ``global_position > after`` (rows are in position order)."""
+    low, high = 0, len(rows)
+    while low < high:
+        middle = (low + high) // 2
+        if rows[middle].global_position <= after:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+__all__ = ["MEMORY_URL", "MemoryEventStore"]
