@@ -1,12 +1,18 @@
-"""Benchmark ingestion: the five LoCoMo conversations into one namespace on a SQLite file.
+"""Benchmark ingestion: the five LoCoMo conversations, inline, with or without models.
 
-Every turn goes through ``StrataGate.append_turn`` (inline runtime, ``wait=True``), so a turn's
-time includes the sealing, extraction and element projection it triggers. Reports turns/s over
-the whole run and per-turn latency in the first and last 10% of turns: as history grows the
-cost of a turn must stay flat (no work proportional to the log). ``--models offline`` (default)
-uses the bundled heuristics; ``none`` seals with deterministic views and extracts nothing.
+Every turn goes through ``StrataGate.append_turn`` (``wait=True``), so a turn's time includes
+the sealing, extraction and element projection it triggers — or, with ``--batch N``, through
+``append_turns`` N turns at a time (one call, one commit for the turns). ``--layout shared``
+puts every conversation in one namespace; ``per-conversation`` gives each its own namespace
+(one writer each, one after the other). ``--store durable`` is a SQLite file, ``memory`` the
+plain-Python store of ``StrataGate.in_memory``. Reports turns/s over the whole run, per-turn
+latency in the first and last 10% of turns (as history grows a turn's cost must stay flat), and
+what the store did per turn: SQL statements and catch-up reads of the log. ``--models
+offline`` (default) uses the bundled heuristics; ``none`` seals with deterministic views and
+extracts nothing.
 
-    python scripts/bench_ingest.py [--models offline|none] [--conversations 5] [--out PATH]
+    python scripts/bench_ingest.py [--models offline|none] [--layout shared|per-conversation]
+        [--store durable|memory] [--batch N] [--conversations 5] [--out PATH]
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 from benchkit import peak_rss_mb, print_table, summary_ms, write_report
 
@@ -28,8 +37,45 @@ from stratagate.formats.turn_files import FileTurn, read_turn_file
 
 def locomo_turns(conversations: int) -> list[FileTurn]:
     """The first ``conversations`` samples as ``stratagate ingest`` reads them (a thread each)."""
+    return [turn for _, turns in locomo_conversations(conversations) for turn in turns]
+
+
+def locomo_conversations(conversations: int) -> list[tuple[str, list[FileTurn]]]:
+    """The first ``conversations`` samples, each with its name."""
     paths = sorted(default_data_dir().glob("*.json"))[:conversations]
-    return [turn for path in paths for turn in read_turn_file(path).turns]
+    return [(path.stem, read_turn_file(path).turns) for path in paths]
+
+
+def chunks(turns: list[FileTurn], size: int) -> Iterator[list[FileTurn]]:
+    for start in range(0, len(turns), size):
+        yield turns[start : start + size]
+
+
+def ingest_one(memory: StrataGate, turns: list[FileTurn], batch: int, took: list[float]) -> None:
+    """Append ``turns`` one call per turn, or ``batch`` turns per call (each turn of a batch
+    is charged an equal share of the call)."""
+    if batch <= 1:
+        for turn in turns:
+            began = time.perf_counter()
+            memory.append_turn(turn.user, turn.assistant, **turn.append_kwargs())
+            took.append(time.perf_counter() - began)
+        return
+    for part in chunks(turns, batch):
+        rows = [{"user": t.user, "assistant": t.assistant, **t.append_kwargs()} for t in part]
+        began = time.perf_counter()
+        memory.append_turns(rows)
+        share = (time.perf_counter() - began) / len(part)
+        took.extend([share] * len(part))
+
+
+def work_counts(memory: StrataGate) -> tuple[int, int]:
+    """SQL statements the memory's store ran and the log reads its live state made."""
+    store = getattr(memory, "_store", None)
+    runtime = getattr(memory, "_runtime", None)
+    statements = getattr(getattr(store, "counters", None), "statements", 0)
+    live = getattr(runtime, "live", None)
+    reads = live.counters.catch_up_reads if live is not None else 0
+    return statements, reads
 
 
 def main() -> None:
@@ -37,27 +83,43 @@ def main() -> None:
     parser.add_argument("--models", choices=("offline", "none"), default="offline")
     parser.add_argument("--conversations", type=int, default=5)
     parser.add_argument("--block-turn-size", type=int, default=12)
+    parser.add_argument("--layout", choices=("shared", "per-conversation"), default="shared")
+    parser.add_argument("--store", choices=("durable", "memory"), default="durable")
+    parser.add_argument("--batch", type=int, default=1, help="turns per append_turns call")
     parser.add_argument("--out", default="bench-results/bench_ingest.json")
     args = parser.parse_args()
 
-    turns = locomo_turns(args.conversations)
+    conversations = locomo_conversations(args.conversations)
+    if args.layout == "shared":
+        conversations = [("bench", [t for _, turns in conversations for t in turns])]
+    turn_count = sum(len(turns) for _, turns in conversations)
     took: list[float] = []
+    options: dict[str, Any] = {
+        "block_turn_size": args.block_turn_size,
+        **model_options(args.models),
+    }
+    summary = {"revision": 0, "blocks": 0, "events": 0, "elements": 0}
+    statements = reads = 0
+    verified = True
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
         database = os.path.join(tmp, "memory.db")
-        options = model_options(args.models)
-        with StrataGate.open(
-            database, "bench", block_turn_size=args.block_turn_size, **options
-        ) as memory:
-            start = time.perf_counter()
-            for n, turn in enumerate(turns, start=1):
-                began = time.perf_counter()
-                memory.append_turn(turn.user, turn.assistant, **turn.append_kwargs())
-                took.append(time.perf_counter() - began)
-                if n % 500 == 0:
-                    print(f"  {n:,}/{len(turns):,} turns", file=sys.stderr)
-            elapsed = time.perf_counter() - start
-            stats = memory.stats()
-            verified = memory.verify().ok
+        elapsed = 0.0
+        for name, turns in conversations:
+            if args.store == "memory":
+                memory = StrataGate.in_memory(name, **options)
+            else:
+                memory = StrataGate.open(database, name, **options)
+            with memory:
+                start = time.perf_counter()
+                ingest_one(memory, turns, args.batch, took)
+                elapsed += time.perf_counter() - start
+                counted = work_counts(memory)
+                statements, reads = statements + counted[0], reads + counted[1]
+                stats = memory.stats()
+                for key in summary:
+                    summary[key] += getattr(stats, key)
+                verified = verified and memory.verify().ok
+            print(f"  {name}: {len(turns):,} turns", file=sys.stderr)
 
     tenth = max(1, len(took) // 10)
     parts = {"all": took, "first 10%": took[:tenth], "last 10%": took[-tenth:]}
@@ -71,35 +133,38 @@ def main() -> None:
         "bench_ingest",
         args.out,
         sizes={
-            "turns": len(turns),
+            "turns": turn_count,
             "conversations": args.conversations,
             "block_turn_size": args.block_turn_size,
             "models": args.models,
+            "layout": args.layout,
+            "store": args.store,
+            "batch": args.batch,
         },
-        turns_per_s=len(turns) / elapsed,
+        turns_per_s=turn_count / elapsed,
         elapsed_s=elapsed,
+        statements_per_turn=statements / turn_count,
+        catch_up_reads_per_turn=reads / turn_count,
         results=rows,
         last_over_first=ratios,
-        memory={
-            "revision": stats.revision,
-            "blocks": stats.blocks,
-            "events": stats.events,
-            "elements": stats.elements,
-        },
+        memory=summary,
         verified=verified,
         peak_rss_mb=peak_rss_mb(),
     )
     print(
-        f"{len(turns):,} turns in {elapsed:.1f} s: {len(turns) / elapsed:.1f} turns/s "
-        f"(models {args.models}); log revision {stats.revision:,}, {stats.blocks} blocks, "
-        f"{stats.events} events, {stats.elements} elements; verify {'ok' if verified else 'FAILED'}"
+        f"{turn_count:,} turns in {elapsed:.1f} s: {turn_count / elapsed:.1f} turns/s "
+        f"(models {args.models}, {args.layout}, {args.store}, batch {args.batch}); "
+        f"{statements / turn_count:.1f} SQL statements and {reads / turn_count:.2f} catch-up "
+        f"reads per turn; log revision {summary['revision']:,}, {summary['blocks']} blocks, "
+        f"{summary['events']} events, {summary['elements']} elements; "
+        f"verify {'ok' if verified else 'FAILED'}"
     )
     print_table(rows, ["turns", "n", "p50_ms", "p95_ms", "mean_ms", "max_ms", "turns_per_s"])
     print(
         "last 10% / first 10%: "
         + ", ".join(f"{key.removesuffix('_ms')} {value:.2f}x" for key, value in ratios.items())
     )
-    print(f"median turn {statistics.median(took) * 1000:.1f} ms; wrote {out}")
+    print(f"median turn {statistics.median(took) * 1000:.2f} ms; wrote {Path(out)}")
 
 
 if __name__ == "__main__":

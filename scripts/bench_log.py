@@ -5,7 +5,15 @@ Measures, per backend and repeat (each repeat in a fresh namespace of one fresh 
 ``replay`` (read the namespace in pages and decode every payload) and ``verify`` (recompute the
 namespace's hash chain). Prints a table of medians and writes JSON to ``--out``.
 
+``--writers 1,2,4,8`` adds the concurrent case: that many OS processes, each appending
+``--concurrent-events`` events one per commit to a namespace of its own, all started at once on
+a fresh database; the aggregate appends/s is every event over the wall time from the start
+signal until the last writer finishes. On PostgreSQL writers of different namespaces hold
+different locks, so the aggregate grows with writers until the server's commit flush (or the
+machine's cores) is the limit; on SQLite every writer queues on the one write lock.
+
     PYTHONPATH=. python scripts/bench_log.py [--single 2000] [--batched 20000] [--repeat 3]
+        [--writers 1,2,4,8] [--concurrent-events 500]
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -128,17 +137,64 @@ def database_for(backend: str, args: argparse.Namespace) -> AbstractContextManag
     raise SystemExit(f"unknown backend {backend!r} (use sqlite, postgres)")
 
 
+def writer(database: str, namespace: str, count: int, go: str) -> None:
+    """One concurrent writer (a separate process): wait for ``go``, append, print seconds."""
+    with open_event_store(database) as store:
+        batch = events(namespace, count)
+        print("ready", flush=True)
+        while not os.path.exists(go):
+            time.sleep(0.001)
+        start = time.perf_counter()
+        for version, new in enumerate(batch):
+            store.append(namespace, "ingest", [new], version)
+        print(f"{time.perf_counter() - start:.6f}", flush=True)
+
+
+def concurrent(database: str, writers: int, count: int) -> float:
+    """Aggregate appends/s of ``writers`` processes, each on its own namespace."""
+    with tempfile.TemporaryDirectory(prefix="bench-go-") as tmp:
+        go = os.path.join(tmp, "go")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        command = [sys.executable, __file__, "--worker", database]
+        children = [
+            subprocess.Popen(
+                [*command, f"w{i}-{uuid.uuid4().hex[:6]}", str(count), go],
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for i in range(writers)
+        ]
+        for child in children:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        start = time.perf_counter()
+        Path(go).touch()
+        for child in children:
+            child.communicate(timeout=600)
+            if child.returncode != 0:
+                raise SystemExit(f"a concurrent writer failed with status {child.returncode}")
+        return writers * count / (time.perf_counter() - start)
+
+
 def run_backend(name: str, database: str, args: argparse.Namespace) -> dict[str, list[float]]:
     runs: dict[str, list[float]] = {}
     with open_event_store(database) as store:
         for repeat in range(args.repeat):
-            for metric, value in one_repeat(store, args).items():
-                runs.setdefault(metric, []).append(value)
+            if args.single or args.batched:
+                for metric, value in one_repeat(store, args).items():
+                    runs.setdefault(metric, []).append(value)
+            for writers in (int(w) for w in args.writers.split(",") if w):
+                rate = concurrent(database, writers, args.concurrent_events)
+                runs.setdefault(f"writers_{writers}", []).append(rate)
             print(f"  {name}: repeat {repeat + 1}/{args.repeat} done", file=sys.stderr)
     return runs
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--worker"]:
+        database, namespace, count, go = sys.argv[2:6]
+        writer(database, namespace, int(count), go)
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--single", type=int, default=2000, help="events appended one per commit")
     parser.add_argument("--batched", type=int, default=20000, help="events appended in batches")
@@ -150,6 +206,8 @@ def main() -> None:
     parser.add_argument(
         "--pg-url", default=os.environ.get("STRATAGATE_BENCH_PG_URL", DEFAULT_PG_URL)
     )
+    parser.add_argument("--writers", default="", help="e.g. 1,2,4,8: the concurrent case")
+    parser.add_argument("--concurrent-events", type=int, default=500, help="per writer")
     parser.add_argument("--out", default="bench-results/bench_log.json")
     args = parser.parse_args()
 
@@ -166,7 +224,7 @@ def main() -> None:
                 {
                     "backend": backend,
                     "metric": metric,
-                    "unit": "events/s",
+                    "unit": "appends/s" if metric.startswith("writers_") else "events/s",
                     "median": statistics.median(values),
                     "runs": values,
                 }
@@ -181,6 +239,8 @@ def main() -> None:
             "batch_size": args.batch_size,
             "page_size": args.page_size,
             "repeat": args.repeat,
+            "writers": args.writers,
+            "concurrent_events": args.concurrent_events,
         },
         sqlite_synchronous=SQLITE_SYNCHRONOUS,
         results=results,

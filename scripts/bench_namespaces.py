@@ -1,29 +1,38 @@
-"""Benchmark many namespaces ingesting at once through Ray, with passivation bounding memory.
+"""Benchmark many namespaces ingesting at once: through Ray, and the same turns in one process.
 
-For each N of ``--namespaces``: a fresh local Ray (``num_cpus=2``) and a fresh SQLite file;
-``--workers`` driver threads each take namespaces off a queue, open them with
-``runtime="ray"`` and ``max_live_namespaces=--max-live``, append ``--turns`` LoCoMo turns with
-``wait=False`` (the call returns once the turn is durable; sealing, extraction and projection
-run in the namespace's actors), ``drain()`` and close. A sampler adds up the resident memory of
-the driver and every process below it (Ray's raylet, GCS and actor workers) once a second.
-Reports aggregate turns/s, peak resident memory and process count (overall and in the first
-and second half of the run, to show whether memory keeps growing), passivations, and checks that
-the log holds every turn of every namespace. ``--max-seconds`` stops starting namespaces after
-that long (a large N then reports how many it completed, at the same rate and memory).
+For each N of ``--namespaces`` the same work runs twice, on a fresh database each time:
 
-    python scripts/bench_namespaces.py [--namespaces 10,100] [--turns 24] [--max-live 8]
+* **ray** — a fresh local Ray (``num_cpus=2``); ``--workers`` driver threads each take
+  namespaces off a queue, open them with ``runtime="ray"`` (``max_live_namespaces=--max-live``,
+  ``ray_prestart=--max-live``: a warm pool of role actors), append the namespace's ``--turns``
+  LoCoMo turns in one ``append_turns(..., wait=False)`` call (it returns once they are durable;
+  sealing, extraction and projection run in the namespace's actors), ``drain()`` and close. A
+  sampler adds up the resident memory of the driver and every process below it (Ray's raylet,
+  GCS and the actors) once a second;
+* **inline** — the same loop in this one process with ``runtime="inline"``.
+
+Reports both aggregate turns/s and their ratio, the directory's activation latency (assigning
+four pooled actors to a namespace and hydrating them), peak resident memory of the whole Ray
+cluster, the actors it started and its passivations, and checks that the log holds every turn
+of every namespace (and, for a sample, that ``verify()`` passes). ``--max-seconds`` stops
+starting namespaces after that long (a large N then reports how many it completed).
+
+    python scripts/bench_namespaces.py [--namespaces 10,100] [--turns 24] [--max-live 4]
+        [--database sqlite|postgresql://...] [--runtimes ray,inline]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
@@ -31,7 +40,8 @@ from typing import Any
 import ray
 from bench_ingest import locomo_turns
 from benchkit import print_table, tree_rss_mb, write_report
-from sqlalchemy import text
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
 from stratagate import StrataGate
 from stratagate.cli.ingest_job import model_options
@@ -69,77 +79,139 @@ def mean_by_tenth(series: list[tuple[float, int, int]]) -> list[int]:
     return [round(statistics.fmean(s[1] for s in part)) for part in tenths if part]
 
 
-def run(n: int, args: argparse.Namespace, turns: list[FileTurn]) -> dict[str, Any]:
-    """N namespaces through a fresh Ray and a fresh database; the figures of that run."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, namespace="stratagate")
-    try:
+@contextmanager
+def fresh_database(kind: str) -> Iterator[str]:
+    """A new SQLite file, or a new schema on the PostgreSQL server ``kind`` names."""
+    if kind == "sqlite":
         with tempfile.TemporaryDirectory(prefix="bench-ns-") as tmp:
-            database = os.path.join(tmp, "memory.db")
-            options = {
-                "runtime": "ray",
-                "max_live_namespaces": args.max_live,
-                "block_turn_size": args.block_turn_size,
-                **model_options(args.models),
-            }
-            done, lock = [0], threading.Lock()
-            stats: dict[str, int] = {}
-
-            def one(index: int) -> float | None:
-                began = time.perf_counter()
-                if deadline is not None and began > deadline:
-                    return None  # out of time: this namespace is not started
-                offset = index * args.turns % max(1, len(turns) - args.turns)
-                memory = StrataGate.open(database, f"ns-{index:04d}", **options)
-                try:
-                    for turn in turns[offset : offset + args.turns]:
-                        memory.append_turn(
-                            turn.user, turn.assistant, **turn.append_kwargs(), wait=False
-                        )
-                    memory.drain()
-                    with lock:
-                        done[0] += 1
-                        stats.update(memory._runtime.directory_stats())
-                        if done[0] % max(1, n // 10) == 0:
-                            print(f"  N={n}: {done[0]}/{n} namespaces", file=sys.stderr)
-                finally:
-                    memory.close()
-                return time.perf_counter() - began
-
-            with memory_sampler() as peak:
-                start = time.perf_counter()
-                deadline = start + args.max_seconds if args.max_seconds else None
-                with ThreadPoolExecutor(args.workers) as pool:
-                    per_namespace = [t for t in pool.map(one, range(n)) if t is not None]
-                elapsed = time.perf_counter() - start
-            with open_event_store(database) as store, store.engine.connect() as conn:
-                stored = conn.execute(
-                    text(
-                        "SELECT count(*), count(DISTINCT namespace) FROM stratagate_events "
-                        "WHERE event_type = 'TurnAppended'"
-                    )
-                ).one()
+            yield os.path.join(tmp, "memory.db")
+        return
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(kind, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield (
+            make_url(kind)
+            .update_query_dict({"options": f"-csearch_path={schema}"})
+            .render_as_string(hide_password=False)
+        )
     finally:
-        ray.shutdown()
-    completed = len(per_namespace)
-    total = completed * args.turns
-    expected = (total, completed)
-    assert tuple(stored) == expected, f"the log holds {tuple(stored)}, expected {expected}"
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def turn_rows(turns: list[FileTurn], index: int, count: int) -> list[dict[str, Any]]:
+    """Namespace ``index``'s turns: ``count`` consecutive LoCoMo turns, as append_turns takes."""
+    offset = index * count % max(1, len(turns) - count)
+    return [
+        {"user": t.user, "assistant": t.assistant, **t.append_kwargs()}
+        for t in turns[offset : offset + count]
+    ]
+
+
+def ingest(
+    n: int,
+    runtime: str,
+    database: str,
+    args: argparse.Namespace,
+    turns: list[FileTurn],
+    on_done: Callable[[StrataGate], None],
+) -> tuple[list[float], float]:
+    """Every namespace through ``runtime``: per-namespace seconds and the elapsed time."""
+    options: dict[str, Any] = {
+        "runtime": runtime,
+        "block_turn_size": args.block_turn_size,
+        **model_options(args.models),
+    }
+    if runtime == "ray":
+        options |= {"max_live_namespaces": args.max_live, "ray_prestart": args.max_live}
+    done, lock = [0], threading.Lock()
+    start = time.perf_counter()
+    deadline = start + args.max_seconds if args.max_seconds else None
+
+    def one(index: int) -> float | None:
+        began = time.perf_counter()
+        if deadline is not None and began > deadline:
+            return None  # out of time: this namespace is not started
+        memory = StrataGate.open(database, f"ns-{index:05d}", **options)
+        try:
+            memory.append_turns(turn_rows(turns, index, args.turns), wait=False)
+            memory.drain()
+            with lock:
+                done[0] += 1
+                on_done(memory)
+                if done[0] % max(1, n // 10) == 0:
+                    print(f"  {runtime} N={n}: {done[0]}/{n} namespaces", file=sys.stderr)
+        finally:
+            memory.close()
+        return time.perf_counter() - began
+
+    with ThreadPoolExecutor(args.workers) as pool:
+        per_namespace = [t for t in pool.map(one, range(n)) if t is not None]
+    return per_namespace, time.perf_counter() - start
+
+
+def check_log(database: str, completed: int, args: argparse.Namespace) -> None:
+    """Every turn of every completed namespace is in the log; a sample of them verifies."""
+    with open_event_store(database) as store, store.engine.connect() as conn:
+        stored = tuple(
+            conn.execute(
+                text(
+                    "SELECT count(*), count(DISTINCT namespace) FROM stratagate_events "
+                    "WHERE event_type = 'TurnAppended'"
+                )
+            ).one()
+        )
+        namespaces = store.namespaces()
+    expected = (completed * args.turns, completed)
+    assert stored == expected, f"the log holds {stored}, expected {expected}"
+    for name in random.Random(7).sample(namespaces, min(3, len(namespaces))):
+        with StrataGate.open(database, name) as memory:
+            assert memory.verify().ok, f"{name} does not verify"
+
+
+def run(n: int, runtime: str, args: argparse.Namespace, turns: list[FileTurn]) -> dict[str, Any]:
+    """N namespaces through one runtime and a fresh database; the figures of that run."""
+    stats: dict[str, Any] = {}
+
+    def remember(memory: StrataGate) -> None:
+        if runtime == "ray":
+            stats.update(memory._runtime.directory_stats())  # type: ignore[attr-defined]
+
+    with fresh_database(args.database) as database:
+        if runtime == "ray":
+            ray.init(
+                num_cpus=2, include_dashboard=False, log_to_driver=False, namespace="stratagate"
+            )
+        try:
+            with memory_sampler() as peak:
+                per_namespace, elapsed = ingest(n, runtime, database, args, turns, remember)
+        finally:
+            if runtime == "ray":
+                ray.shutdown()
+        completed = len(per_namespace)
+        check_log(database, completed, args)
     series = peak["series"]
-    half = len(series) // 2
+    activations = stats.get("activation_ms") or []
     return {
+        "runtime": runtime,
         "namespaces": n,
         "completed": completed,
-        "turns": total,
+        "turns": completed * args.turns,
         "elapsed_s": elapsed,
-        "turns_per_s": total / elapsed,
+        "turns_per_s": completed * args.turns / elapsed,
         "namespace_p50_s": statistics.median(per_namespace) if per_namespace else 0.0,
+        "activation_p50_ms": statistics.median(activations) if activations else None,
+        "activation_p95_ms": (
+            sorted(activations)[int(0.95 * (len(activations) - 1))] if activations else None
+        ),
         "peak_rss_mb": peak["rss_mb"],
         "peak_processes": peak["processes"],
-        "peak_rss_first_half_mb": max((s[1] for s in series[:half]), default=0),
-        "peak_rss_second_half_mb": max((s[1] for s in series[half:]), default=0),
         "rss_mean_by_tenth_mb": mean_by_tenth(series),
-        "passivations": stats.get("passivations", 0),
-        "live_at_end": stats.get("live", 0),
+        "actors_started": stats.get("actors_started"),
+        "passivations": stats.get("passivations"),
         "all_turns_in_log": True,
         "rss_series": series,
     }
@@ -150,18 +222,32 @@ def main() -> None:
     parser.add_argument("--namespaces", default="10,100", help="values of N")
     parser.add_argument("--turns", type=int, default=24, help="turns per namespace")
     parser.add_argument("--block-turn-size", type=int, default=12)
-    parser.add_argument("--max-live", type=int, default=8, help="max_live_namespaces")
-    parser.add_argument("--workers", type=int, default=8, help="driver threads")
+    parser.add_argument("--max-live", type=int, default=4, help="max_live_namespaces (Ray)")
+    parser.add_argument("--workers", type=int, default=4, help="driver threads")
     parser.add_argument("--models", choices=("offline", "none"), default="offline")
+    parser.add_argument("--runtimes", default="ray,inline")
+    parser.add_argument("--database", default="sqlite", help="sqlite, or a PostgreSQL URL")
     parser.add_argument("--max-seconds", type=float, default=0, help="stop starting namespaces")
     parser.add_argument("--out", default="bench-results/bench_namespaces.json")
     args = parser.parse_args()
 
     turns = locomo_turns(5)
-    rows = []
+    columns = ["runtime", "namespaces", "completed", "turns", "elapsed_s", "turns_per_s",
+               "activation_p50_ms", "peak_rss_mb", "peak_processes", "actors_started",
+               "passivations"]  # fmt: skip
+    rows: list[dict[str, Any]] = []
+    ratios = []
     for n in (int(value) for value in args.namespaces.split(",")):
-        rows.append(run(n, args, turns))
-        print_table(rows[-1:], list(rows[-1])[:9])
+        by_runtime = {}
+        for runtime in args.runtimes.split(","):
+            by_runtime[runtime] = run(n, runtime, args, turns)
+            rows.append(by_runtime[runtime])
+            print_table(rows[-1:], columns)
+        if {"ray", "inline"} <= set(by_runtime):
+            ratio = by_runtime["ray"]["turns_per_s"] / by_runtime["inline"]["turns_per_s"]
+            ratios.append({"namespaces": n, "ray_over_inline": ratio})
+            print(f"N={n}: ray / inline = {ratio:.2f}x")
+    database_kind = "sqlite" if args.database == "sqlite" else "postgresql"
     out = write_report(
         "bench_namespaces",
         args.out,
@@ -171,18 +257,17 @@ def main() -> None:
             "max_live_namespaces": args.max_live,
             "workers": args.workers,
             "models": args.models,
+            "database": database_kind,
             "max_seconds": args.max_seconds,
             "ray_num_cpus": 2,
         },
         results=rows,
+        ratios=ratios,
     )
     print()
-    print_table(
-        rows,
-        ["namespaces", "completed", "turns", "elapsed_s", "turns_per_s", "namespace_p50_s",
-         "peak_rss_mb", "peak_rss_first_half_mb", "peak_rss_second_half_mb", "peak_processes",
-         "passivations"],
-    )  # fmt: skip
+    print_table(rows, columns)
+    for ratio in ratios:
+        print(f"N={ratio['namespaces']}: ray / inline = {ratio['ray_over_inline']:.2f}x")
     print(f"wrote {out}")
 
 

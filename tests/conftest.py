@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60
@@ -17,6 +20,10 @@ settings.register_profile("ci", parent=settings.get_profile("default"), max_exam
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 RUNTIMES = ["inline", pytest.param("ray", marks=pytest.mark.ray)]
+PG_URL = os.environ.get(
+    "STRATAGATE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+"""The PostgreSQL server tests use; each test gets a fresh schema (``postgres_schema_url``)."""
 
 
 @pytest.fixture(scope="session")
@@ -59,3 +66,36 @@ def open_memory(tmp_path: Path, runtime: str) -> Iterator[Callable[..., Any]]:
     yield factory
     for memory in opened:
         memory.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """The server URL, after checking it answers (skip, or fail when it is required)."""
+    engine = create_engine(PG_URL, connect_args={"connect_timeout": 3})
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        message = f"PostgreSQL at {PG_URL} is unreachable: {exc}"
+        if os.environ.get("STRATAGATE_REQUIRE_POSTGRES") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    finally:
+        engine.dispose()
+    return PG_URL
+
+
+@pytest.fixture
+def postgres_schema_url(postgres_server: str) -> Iterator[str]:
+    """A URL whose connections see only a fresh schema, dropped after the test."""
+    name = f"sgtest_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(postgres_server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{name}"'))
+    url = make_url(postgres_server).update_query_dict({"options": f"-csearch_path={name}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+        admin.dispose()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from stratagate.actors.role import Role, error_text, handles
+from stratagate.actors.role import Role, Taken, error_text, handles
 from stratagate.callbacks import invoke, resolve, validate_output
 from stratagate.core.layers import deterministic_layers
 from stratagate.core.provenance import build_card
@@ -123,7 +123,7 @@ class Extractor(Role):
             )
             self._append(ExtractionFailed(block_id=block_id, error=error_text(failure), at=now))
             raise failure
-        existing = set(self.state.events.records)
+        existing = Taken(self.state.events.records)
         cards: list[EventCard] = []
         for proposed in result.events:
             card = build_card(
@@ -176,7 +176,7 @@ class Extractor(Role):
         only its block's messages."""
         self.refresh()
         now = self.options.now()
-        existing = set(self.state.events.records)
+        existing = Taken(self.state.events.records)
         cards: list[EventCard] = []
         for card_input in command.events:
             block = self.state.blocks.blocks.get(card_input.source_block_id)
@@ -252,7 +252,7 @@ class Extractor(Role):
         result = ImportResult(
             batch_id=plan.batch_id, source_block_id=plan.block_id, skipped_duplicates=skipped
         )
-        existing = set(records)
+        existing = Taken(records)
         for planned, decision in pairs:
             target = decision.target_event_id
             proposal = planned.candidate

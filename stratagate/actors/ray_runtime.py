@@ -6,8 +6,9 @@ that assigns them. Activating a namespace takes an idle actor of each role from 
 directory's pool (starting one only when the pool is empty), acquires the namespace's writer
 lease and tells each actor to serve the namespace under that lease's epoch (hydrating from
 snapshot + log tail). Passivating one — when ``max_live_namespaces`` is reached, the least
-recently used namespace nobody holds open first — snapshots it, releases the actors to the pool
-and gives the lease up. No process is started or stopped per namespace; heavy imports load once
+recently used namespace no memory holds open — snapshots it, releases the actors to the pool
+and gives the lease up. A namespace a memory holds open is not passivated for another (the two
+would only take turns): while every live namespace is held open the bound is exceeded. No process is started or stopped per namespace; heavy imports load once
 per process, and only in the roles that use them.
 
 Fencing: an actor checks every call against the namespace it serves (a caller holding an old
@@ -200,6 +201,10 @@ class RoleActor:
     def pid(self) -> int:
         return os.getpid()
 
+    def node(self) -> str:
+        """The Ray node this actor runs on."""
+        return str(ray.get_runtime_context().get_node_id())
+
     def serving(self) -> str | None:
         return None if self.current is None else self.current.namespace
 
@@ -245,7 +250,10 @@ class Directory:
 
     def _new_actor(self, role: RoleName) -> ActorHandle:
         self.started += 1
-        actor: ActorHandle = RoleActor.remote(role)  # type: ignore[attr-defined]
+        # SPREAD: on a cluster, the pool (and so the namespaces) spreads over the nodes
+        actor: ActorHandle = RoleActor.options(  # type: ignore[attr-defined]
+            scheduling_strategy="SPREAD"
+        ).remote(role)
         return actor
 
     def _take(self, role: RoleName) -> ActorHandle:
@@ -277,8 +285,8 @@ class Directory:
                 self._drop(key)
                 activation = None
         if activation is None:
-            while len(self.live) >= self.max_live:
-                self._passivate(self._victim())
+            while len(self.live) >= self.max_live and (victim := self._victim()) is not None:
+                self._passivate(victim)
             activation = self._assign(database, namespace, options, recover)
             self.live[key] = activation
         self.live.move_to_end(key)
@@ -357,9 +365,11 @@ class Directory:
             store = self.stores[database] = open_store(database)
         return store
 
-    def _victim(self) -> str:
-        """The least recently used namespace nobody has open, else the least recently used."""
-        return next((key for key in self.live if self.users[key] <= 0), next(iter(self.live)))
+    def _victim(self) -> str | None:
+        """The least recently used namespace no memory holds open. ``None`` when every live
+        namespace is held open: then the bound is exceeded rather than taking a namespace from
+        under a memory that is using it (which would only make the two take turns)."""
+        return next((key for key in self.live if self.users[key] <= 0), None)
 
     def _passivate(self, key: str) -> None:
         activation = self.live.pop(key)

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from stratagate.actors.live import LiveState
-from stratagate.actors.role import MessageHandler, handles
+from stratagate.actors.role import MessageHandler, Taken, handles
 from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.formats.external_memory import ImportPlan, PlannedItem, candidate, item_hash
 from stratagate.messages import (
+    MAX_QUERY_CHARS,
     CurrentTurn,
     EventWeight,
     ExpandEvent,
@@ -203,7 +204,7 @@ class Reader(MessageHandler):
         now = self.weights.options.now()
         document = query.document
         items: list[PlannedItem] = []
-        taken_messages: set[str] = set()
+        taken_messages = Taken(blocks.messages)
         skipped = 0
         for item in document.items:
             digest = item_hash(item)
@@ -211,7 +212,7 @@ class Reader(MessageHandler):
                 skipped += 1
                 continue
             known.add(digest)
-            message_id = self.weights.new_id("msg", _Union(blocks.messages, taken_messages))
+            message_id = self.weights.new_id("msg", taken_messages)
             taken_messages.add(message_id)
             message = RawMessage(
                 id=message_id,
@@ -224,7 +225,9 @@ class Reader(MessageHandler):
             proposal = candidate(item, block_id=block_id, message_id=message.id)
             matches = [
                 hit.event
-                for hit in view.rank_events(SearchEvents(query=proposal.summary, limit=query.top_k))
+                for hit in view.rank_events(
+                    SearchEvents(query=proposal.summary[:MAX_QUERY_CHARS], limit=query.top_k)
+                )
             ]
             items.append(
                 PlannedItem(
@@ -239,16 +242,6 @@ class Reader(MessageHandler):
             items=items,
             skipped_duplicates=skipped,
         )
-
-
-class _Union:
-    """Membership in either of two collections (ids taken by the log or by this plan)."""
-
-    def __init__(self, *parts: Any) -> None:
-        self.parts = parts
-
-    def __contains__(self, item: object) -> bool:
-        return any(item in part for part in self.parts)
 
 
 __all__ = ["Reader"]

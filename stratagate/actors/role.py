@@ -118,6 +118,21 @@ class Role(MessageHandler):
         return 0
 
 
+class Taken:
+    """Ids already in use: those of a collection the state holds (not copied) plus those a
+    command has drawn so far."""
+
+    def __init__(self, held: Container[str]) -> None:
+        self.held = held
+        self.drawn: set[str] = set()
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.drawn or item in self.held
+
+    def add(self, item: str) -> None:
+        self.drawn.add(item)
+
+
 def new_command_id() -> str:
     """The id of one append (its rows are ``<id>:<index>``): log bookkeeping, not a domain id,
     so it never comes from the caller's ``id_factory`` (a deterministic factory restarted in
@@ -131,4 +146,4 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
-__all__ = ["MessageHandler", "Role", "error_text", "handles", "new_command_id"]
+__all__ = ["MessageHandler", "Role", "Taken", "error_text", "handles", "new_command_id"]

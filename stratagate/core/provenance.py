@@ -8,7 +8,7 @@ for a caller's ``add_event`` an id outside the block is an error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Container, Sequence
 from datetime import datetime
 
 from stratagate.core.memory_weight import criticality_floor
@@ -35,7 +35,7 @@ def build_card(
     *,
     block_id: str,
     block_messages: Sequence[RawMessage],
-    existing_ids: Collection[str],
+    existing_ids: Container[str],
     at: datetime,
     turn: int,
     new_id: Callable[[str], str],

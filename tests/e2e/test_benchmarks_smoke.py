@@ -58,6 +58,16 @@ def test_bench_ingest_ingests_and_verifies(tmp_path: Path) -> None:
     assert report["memory"]["blocks"] >= report["sizes"]["turns"] // 12
     assert [row["turns"] for row in report["results"]] == ["all", "first 10%", "last 10%"]
     assert set(report["last_over_first"]) == {"p50_ms", "p95_ms", "mean_ms"}
+    assert 1 <= report["statements_per_turn"] < 20 and report["catch_up_reads_per_turn"] == 0
+
+
+def test_bench_ingest_batches_per_conversation_in_memory(tmp_path: Path) -> None:
+    report = bench(
+        tmp_path, "bench_ingest", "--conversations", "2", "--layout", "per-conversation",
+        "--store", "memory", "--batch", "32", "--models", "none",
+    )  # fmt: skip
+    assert report["verified"] is True and report["sizes"]["batch"] == 32
+    assert report["memory"]["revision"] > report["sizes"]["turns"]
 
 
 @pytest.mark.ray
@@ -67,10 +77,15 @@ def test_bench_namespaces_loses_no_turn(tmp_path: Path) -> None:
         "--namespaces", "2", "--turns", "12", "--max-live", "1", "--workers", "2",
         "--models", "none", timeout=400,
     )  # fmt: skip
-    [row] = report["results"]
-    assert row["namespaces"] == row["completed"] == 2 and row["turns"] == 24
-    assert row["all_turns_in_log"] and row["rss_series"] and row["rss_mean_by_tenth_mb"]
-    assert row["peak_rss_mb"] > 0 and row["peak_processes"] > 1
+    ray_row, inline_row = report["results"]
+    assert (ray_row["runtime"], inline_row["runtime"]) == ("ray", "inline")
+    for row in (ray_row, inline_row):
+        assert row["namespaces"] == row["completed"] == 2 and row["turns"] == 24
+        assert row["all_turns_in_log"] and row["rss_series"] and row["turns_per_s"] > 0
+    assert ray_row["peak_processes"] > 1 and ray_row["activation_p50_ms"] > 0
+    assert ray_row["actors_started"] == 4  # one warm set, reused for the second namespace
+    [ratio] = report["ratios"]
+    assert ratio["ray_over_inline"] > 0
 
 
 def test_bench_log_measures_every_metric_on_sqlite(tmp_path: Path) -> None:

@@ -37,12 +37,18 @@ def test_two_opens_share_actors_and_passivation_rehydrates(
 
         old_sealer = first.handles.sealer
         other = StrataGate.open(database, "beta", runtime="ray", max_live_namespaces=1)
-        other.append_turn("beta note", "ok")  # activating beta passivates alpha (bound 1)
-        stats = other._runtime.directory_stats()
+        other.append_turn("beta note", "ok")  # alpha is held open: the bound gives way
+        assert other._runtime.directory_stats()["live"] == 2
+        other.close()
+        assert first._runtime.passivate()  # an operator passivates alpha now
+        stats = first._runtime.directory_stats()
         assert stats["live"] == 1 and stats["passivations"] >= 1
-        # no process was stopped: alpha's sealer now serves beta
-        assert ray.get(old_sealer.serving.remote()) == "beta"
-        assert other.handles.sealer._actor_id == old_sealer._actor_id
+        started = stats["actors_started"]
+        with StrataGate.open(database, "gamma", runtime="ray", max_live_namespaces=1) as third:
+            third.append_turn("gamma note", "ok")  # beta, closed, gives its place to gamma
+            after = third._runtime.directory_stats()
+            assert after["actors_started"] == started  # gamma runs on recycled actors
+            assert ray.get(old_sealer.ping.remote()) == "sealer"  # no process was stopped
 
         # the next call to alpha re-activates it from snapshot + log tail, same content
         first.append_turn("alpha note 3", "ok")

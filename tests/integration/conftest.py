@@ -8,23 +8,17 @@ never see each other's rows.
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import text
 
 from stratagate.store import open_store
 from stratagate.store.sql import SqlEventStore, open_event_store
 
-PG_URL = os.environ.get(
-    "STRATAGATE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
 BACKENDS = ["python", "memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 """``python``: the plain-Python store of ``in_memory`` memories; ``memory``: in-memory SQLite."""
 
@@ -35,39 +29,6 @@ class Backend:
 
     name: str
     database: str
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> str:
-    """The server URL, after checking it answers (skip, or fail when it is required)."""
-    engine = create_engine(PG_URL, connect_args={"connect_timeout": 3})
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except Exception as exc:
-        message = f"PostgreSQL at {PG_URL} is unreachable: {exc}"
-        if os.environ.get("STRATAGATE_REQUIRE_POSTGRES") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    finally:
-        engine.dispose()
-    return PG_URL
-
-
-@pytest.fixture
-def postgres_schema_url(postgres_server: str) -> Iterator[str]:
-    """A URL whose connections see only a fresh schema, dropped after the test."""
-    name = f"sgtest_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(postgres_server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{name}"'))
-    url = make_url(postgres_server).update_query_dict({"options": f"-csearch_path={name}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
-        admin.dispose()
 
 
 @pytest.fixture(params=BACKENDS)
