@@ -429,11 +429,9 @@ class StrataGate:
     def stats(self) -> NamespaceStats:
         """Counts of everything in the namespace, and when its last event was recorded."""
         stats = self._send(GetStats(revision=self.revision))
-        head = self._store.head(self._namespace)
-        last = self._store.read(self._namespace, after=head - 1, limit=1) if head else []
-        if not last:
-            return stats
-        return stats.model_copy(update={"last_event_at": parse_datetime(last[0].recorded_at)})
+        return stats.model_copy(
+            update={"last_event_at": last_event_at(self._store, self._namespace)}
+        )
 
     # -- events -----------------------------------------------------------------------------
 
@@ -639,26 +637,7 @@ class StrataGate:
             raise InvalidInputError(
                 f"since must be an integer from 0 to {MAX_POSITION}, got {since!r}"
             )
-        records: list[HistoryRecord] = []
-        position = since
-        while True:
-            rows = self._store.read(self._namespace, after=position, limit=2000)
-            records.extend(
-                HistoryRecord(
-                    position=row.global_position,
-                    namespace=row.namespace,
-                    stream=row.stream,
-                    stream_version=row.stream_version,
-                    type=row.event_type,
-                    schema_version=row.schema_version,
-                    recorded_at=row.recorded_at,
-                    data=orjson.loads(row.payload),
-                )
-                for row in rows
-            )
-            if len(rows) < 2000:
-                return records
-            position = rows[-1].global_position
+        return read_history(self._store, self._namespace, since)
 
     def verify(self) -> VerifyReport:
         """Check the hash chain, then rebuild every read model from the log and compare."""
@@ -669,6 +648,38 @@ class StrataGate:
         if not isinstance(position, int) or position < 0:
             raise InvalidInputError(f"position must be a non-negative integer, got {position!r}")
         return MemoryView(replay(self._store, self._namespace, until=position))
+
+
+def read_history(store: EventStore, namespace: str, since: int = 0) -> list[HistoryRecord]:
+    """The namespace's logged domain events after a global position, read from the log (what
+    ``StrataGate.history`` returns; tools that must not open a writer read it this way)."""
+    records: list[HistoryRecord] = []
+    position = since
+    while True:
+        rows = store.read(namespace, after=position, limit=2000)
+        records.extend(
+            HistoryRecord(
+                position=row.global_position,
+                namespace=row.namespace,
+                stream=row.stream,
+                stream_version=row.stream_version,
+                type=row.event_type,
+                schema_version=row.schema_version,
+                recorded_at=row.recorded_at,
+                data=orjson.loads(row.payload),
+            )
+            for row in rows
+        )
+        if len(rows) < 2000:
+            return records
+        position = rows[-1].global_position
+
+
+def last_event_at(store: EventStore, namespace: str) -> datetime | None:
+    """When the namespace's last event was recorded (``None`` for an empty namespace)."""
+    head = store.head(namespace)
+    last = store.read(namespace, after=head - 1, limit=1) if head else []
+    return parse_datetime(last[0].recorded_at) if last else None
 
 
 def verify_namespace(
@@ -727,4 +738,11 @@ def _next_position(store: EventStore, namespace: str, after: int) -> int | None:
     return rows[0].global_position if rows else None
 
 
-__all__ = ["StrataGate", "check_namespace", "database_url", "verify_namespace"]
+__all__ = [
+    "StrataGate",
+    "check_namespace",
+    "database_url",
+    "last_event_at",
+    "read_history",
+    "verify_namespace",
+]

@@ -1,9 +1,12 @@
 """The subcommands of ``stratagate`` (except ``demo``): each takes the parsed arguments, prints
 a table or one JSON document on stdout, and returns the exit status.
 
-Commands that only look (everything but ``ingest`` and ``expand block``) refuse a database or
-namespace that does not exist rather than create it, and open the memory with
-``recover_on_open=False`` so that a concurrent ingest's running jobs are left alone.
+Commands that only look (everything but ``ingest``) refuse a database or namespace that does
+not exist rather than create it. Those that only read (``stats``, ``history``, ``replay``,
+``verify``, ``expand event|element``) read the log without the namespace's writer lease, so they
+run next to an ingest; those that append (``search`` and ``context`` log a retrieval batch,
+``expand block`` a lift) take the lease, and open the memory with ``recover_on_open=False`` so
+that nobody's running jobs are marked interrupted.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from projections.replay import hydrate
+from projections.replay import replay as replay_until
 from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.formatting import json_text
 from stratagate.cli.ingest_job import FileResult, job_files, model_options, run_job
@@ -33,11 +38,18 @@ from stratagate.cli.views import (
     stats_lines,
 )
 from stratagate.core.search_text import search_tokens
-from stratagate.errors import InvalidInputError, StorageError, UnknownIdError
+from stratagate.errors import InvalidInputError, StorageError, UnknownIdError, WriterBusyError
 from stratagate.events import EVENT_TYPES
-from stratagate.memory import StrataGate, verify_namespace
+from stratagate.memory import (
+    MAX_POSITION,
+    StrataGate,
+    last_event_at,
+    read_history,
+    verify_namespace,
+)
+from stratagate.read.view import MemoryView
 from stratagate.results import VerifyReport
-from stratagate.store.sql import open_event_store
+from stratagate.store.sql import SqlEventStore, open_event_store
 
 
 class NothingThereError(UnknownIdError):
@@ -91,10 +103,36 @@ def log_head(database: str, namespace: str) -> int:
 
 @contextmanager
 def existing_memory(args: argparse.Namespace) -> Iterator[StrataGate]:
-    """The memory of an existing namespace, opened without recovering anyone's running jobs."""
+    """The memory of an existing namespace, for the commands that append to its log (a search
+    logs its batch, ``expand block`` its lift): they take the namespace's writer lease, so they
+    wait until no other memory or process (an ingest) has it open. Nobody's running jobs are
+    recovered."""
     log_head(args.database, args.namespace)
-    with StrataGate.open(args.database, args.namespace, recover_on_open=False) as memory:
+    try:
+        memory = StrataGate.open(args.database, args.namespace, recover_on_open=False)
+    except WriterBusyError as exc:
+        raise WriterBusyError(
+            f"namespace {args.namespace!r} is open for writing in another memory or process "
+            f"(an ingest?); `{args.command}` appends to its log, so run it once that is done "
+            "(stats, history, replay, verify and expand event|element read without waiting)"
+        ) from exc
+    with memory:
         yield memory
+
+
+@contextmanager
+def log_view(args: argparse.Namespace) -> Iterator[tuple[SqlEventStore, MemoryView]]:
+    """The log of an existing namespace and a view of it as of its last event, for the commands
+    that only read: they take no writer lease, so they neither wait for an ingest nor keep one
+    from starting (the view is the inline memory's last snapshot plus the log after it)."""
+    log_head(args.database, args.namespace)
+    with open_event_store(args.database, create=False) as store:
+        state, _ = hydrate(store, args.namespace, INLINE_SNAPSHOT)
+        yield store, MemoryView(state)
+
+
+INLINE_SNAPSHOT = "inline"
+"""The snapshot the inline runtime keeps of a namespace (where a view starts replaying)."""
 
 
 # -- ingest ----------------------------------------------------------------------------------
@@ -226,14 +264,15 @@ def expand(args: argparse.Namespace) -> int:
         raise InvalidInputError("--level applies to blocks only")
     if args.kind != "element" and args.at is not None:
         raise InvalidInputError("--at applies to elements only")
-    with existing_memory(args) as memory:
-        if args.kind == "block":
+    if args.kind == "block":
+        with existing_memory(args) as memory:
             return _expand_block(memory, args)
+    with log_view(args) as (_, view):
         if args.kind == "event":
-            expanded = memory.expand_event(args.id)
+            expanded = view.expand_event(args.id)
             _show(args, expanded, expanded_event_lines(expanded))
             return EXIT_OK
-        card = memory.expand_element(args.id, args.at)
+        card = view.expand_element(args.id, args.at)
     _show(args, card, element_lines(card, as_of=args.at))
     return EXIT_OK
 
@@ -261,8 +300,11 @@ def history(args: argparse.Namespace) -> int:
         raise InvalidInputError(
             f"unknown event type {args.type!r}; the types are {', '.join(sorted(EVENT_TYPES))}"
         )
-    with existing_memory(args) as memory:
-        records = memory.history(since=args.since)
+    if args.since > MAX_POSITION:
+        raise InvalidInputError(f"--since must be at most {MAX_POSITION}, got {args.since}")
+    log_head(args.database, args.namespace)
+    with open_event_store(args.database, create=False) as store:
+        records = read_history(store, args.namespace, args.since)
     if args.type is not None:
         records = [r for r in records if r.type == args.type]
     if args.limit is not None:
@@ -292,16 +334,18 @@ def verify(args: argparse.Namespace) -> int:
 
 
 def _verify_report(database: str, namespace: str) -> VerifyReport:
-    """``StrataGate.verify()``; when a damaged log cannot even be opened, the chain check alone."""
-    try:
-        with StrataGate.open(database, namespace, recover_on_open=False) as memory:
-            return memory.verify()
-    except StorageError:
-        with open_event_store(database, create=False) as store:
+    """What ``StrataGate.verify()`` checks, without a writer lease: the hash chain, then a full
+    replay compared with the read models as a memory would open them (snapshot + log tail).
+    When those cannot even be loaded from a damaged log, the chain check and replay alone."""
+    with open_event_store(database, create=False) as store:
+        try:
+            state, _ = hydrate(store, namespace, INLINE_SNAPSHOT)
+        except StorageError:
             report = verify_namespace(store, namespace, [])
-        if report.ok:
-            raise
-        return report
+            if report.ok:
+                raise
+            return report
+        return verify_namespace(store, namespace, [(state.position, state.digests())])
 
 
 def replay(args: argparse.Namespace) -> int:
@@ -309,9 +353,9 @@ def replay(args: argparse.Namespace) -> int:
     head = log_head(args.database, args.namespace)
     if args.until > head:
         raise InvalidInputError(f"position {args.until} is past the end of the log ({head})")
-    with existing_memory(args) as memory:
-        revision = sum(1 for record in memory.history() if record.position <= args.until)
-        view = memory.state_at(args.until)
+    with open_event_store(args.database, create=False) as store:
+        revision = sum(1 for r in read_history(store, args.namespace) if r.position <= args.until)
+        view = MemoryView(replay_until(store, args.namespace, until=args.until))
     stats = view.stats(revision)
     blocks, events, elements = view.blocks(), view.events(), view.elements()
     if args.json:
@@ -342,9 +386,11 @@ def replay(args: argparse.Namespace) -> int:
 
 
 def stats(args: argparse.Namespace) -> int:
-    """Counts of everything in the namespace."""
-    with existing_memory(args) as memory:
-        counts = memory.stats()
+    """Counts of everything in the namespace (what ``StrataGate.stats()`` returns)."""
+    with log_view(args) as (store, view):
+        counts = view.stats(store.count(args.namespace)).model_copy(
+            update={"last_event_at": last_event_at(store, args.namespace)}
+        )
     _show(args, counts, stats_lines(counts))
     return EXIT_OK
 

@@ -516,33 +516,56 @@ def test_demo_end_to_end_then_again_in_a_process(
     assert db_rows(database, count_turns) == [(96,)]
 
 
-def test_looking_during_an_ingest_leaves_its_running_job_alone(
+def test_looking_during_an_ingest_leaves_it_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Read commands run while a seal waits for its model: none marks that seal interrupted."""
+    """Commands run while an ingest holds the namespace's writer lease and its seal waits for
+    the model: the reading ones answer from the log without taking the lease and mark nothing
+    interrupted; the ones that append (a search logs its batch) say the namespace is busy."""
     from stratagate import StrataGate
 
     database = str(tmp_path / "busy.db")
     db = ["--database", database]
-    seen: list[int] = []
+    outcomes: dict[str, tuple[int, str, str]] = {}
 
     def summarizer(messages: list[Any]) -> dict[str, Any]:
-        for argv in (
-            ["stats", *db],
-            ["search", "note", *db, "--kind", "raw"],
-            ["context", "note", *db],
-            ["history", *db],
-            ["replay", "--until", "1", *db],
-            ["verify", *db],
-        ):
-            seen.append(quiet_main(*argv))
+        if not outcomes:
+            turns = run_json(capsys, "history", *db, "--type", "TurnAppended")
+            for name, argv in (
+                ("stats", ["stats", *db, "--json"]),
+                ("history", ["history", *db]),
+                ("replay", ["replay", "--until", str(turns[0]["position"]), *db]),
+                ("verify", ["verify", *db]),
+                ("expand", ["expand", "element", "elem_nope", *db]),
+                ("search", ["search", "note", *db, "--kind", "raw"]),
+                ("context", ["context", "note", *db]),
+                ("lift", ["expand", "block", "blk_nope", *db]),
+            ):
+                outcomes[name] = run(capsys, *argv)
         return {"l0_title": "notes", "l1_summary": "notes", "should_extract": False}
 
     with StrataGate.open(database, "default", block_turn_size=2, summarizer=summarizer) as memory:
         memory.append_turn("note one", "ok")
         result = memory.append_turn("note two", "ok")
-    assert seen == [0] * 6
     assert result.sealed_block is not None and result.sealed_block.l0_title == "notes"
+    codes = {name: outcome[0] for name, outcome in outcomes.items()}
+    assert codes == {
+        "stats": 0,
+        "history": 0,
+        "replay": 0,
+        "verify": 0,
+        "expand": 3,  # read from the log: the element is unknown, not the namespace busy
+        "search": 4,
+        "context": 4,
+        "lift": 4,
+    }
+    assert orjson.loads(outcomes["stats"][1])["turns"] == 2
+    assert "SealStarted" in outcomes["history"][1]
+    assert outcomes["verify"][1].startswith("ok (")
+    for name in ("search", "context", "lift"):
+        _, out, err = outcomes[name]
+        assert out == "" and err.count("\n") == 1, err
+        assert "is open for writing in another memory or process" in err, err
     types = [record["type"] for record in run_json(capsys, "history", *db)]
     assert "SealFailed" not in types and types.count("BlockSealed") == 1
 
