@@ -13,7 +13,17 @@ are the LoCoMo dia ids). Then every question is asked three ways, top 10 each:
   Zero-score documents are not hits.
 
 Evidence recall@k of a question = share of its evidence ids covered by the top k hits; "all@k"
-= 1 when every one is covered. Averages are over questions. Evidence entries are read as
+= 1 when every one is covered.
+
+With ``--context`` each question is also put to ``recall_context(question)`` at its defaults
+(4 events, 4 facts, 900 tokens, the unthreaded conversation), which is what an agent sees
+before it answers. An evidence id is in the context when an event shown cites it, or a fact
+shown cites an event that cites it ("memories"); "+blocks" also counts the messages of the
+conversation blocks the context shows as a transcript (L3 condensed to L5 raw, and the open
+tail), which depend on recency, not on the question. These are reported beside raw@10 and
+events@4 (the first four event hits: relevance alone, no weight, no budget). ``--weight-floor``
+sets ``stratagate.read.recall.WEIGHT_FLOOR`` in this process (the harness runs the inline
+runtime) to sweep the recall blend. Averages are over questions. Evidence entries are read as
 ``D<session>:<turn>`` ids (``"D8:6; D9:17"`` is two ids, ``"D:11:26"`` is ``D11:26``); ids that
 name no message are dropped and questions left with none are skipped (both counted). Category 5
 (adversarial: the question presupposes something the conversation does not say) is reported
@@ -21,6 +31,7 @@ but excluded from the headline and per-conversation figures. Ranking rules were 
 conv-26 and conv-30 only ("tuning"); the other conversations are reported as "held-out".
 
 Usage: PYTHONPATH=. python scripts/eval_locomo.py [--data DIR] [--out PATH] [--samples ID ...]
+                                                [--context [--weight-floor F]]
 """
 
 from __future__ import annotations
@@ -37,7 +48,8 @@ from pathlib import Path
 import orjson
 from rank_bm25 import BM25Okapi
 
-from stratagate import StrataGate
+import stratagate.read.recall
+from stratagate import RecallContext, StrataGate
 from stratagate.formats.locomo import (
     PAD_SUFFIX,
     LocomoConversation,
@@ -48,6 +60,8 @@ from stratagate.formats.locomo import (
 )
 
 SYSTEMS = ("raw", "events", "baseline")
+CONTEXT_EVENTS = 4
+"""``recall_context``'s default ``max_events``: events@4 is what relevance alone would show."""
 KS = (5, 10)
 LIMIT = max(KS)
 HEADLINE_CATEGORIES = (1, 2, 3, 4)
@@ -60,6 +74,9 @@ CATEGORY_NAMES = {
     4: "single-hop",
     5: "adversarial",
 }
+CONTEXT_SYSTEMS = ("context", "context_blocks")
+TRANSCRIPT_LEVEL = 3
+"""Blocks shown at this level or above (L3 condensed, L4 readable, L5 raw) show their messages."""
 _EVIDENCE_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 _BASELINE_WORD = re.compile(r"\w+")
 
@@ -134,15 +151,63 @@ class Tally:
         return {"questions": self.questions, **self.means()}
 
 
-def question_figures(ranks: dict[str, list[int | None]]) -> dict[str, float]:
-    """``<system>_r@k`` and ``<system>_all@k`` of one question."""
+def question_figures(
+    ranks: dict[str, list[int | None]], context: dict[str, list[bool]] | None = None
+) -> dict[str, float]:
+    """``<system>_r@k`` and ``<system>_all@k`` of one question; with ``context`` (for each
+    context system, whether each evidence id is in the context) also ``<system>_r`` and
+    ``<system>_all``, and ``events_r@4`` / ``events_all@4`` to compare with."""
     figures: dict[str, float] = {}
     for system, system_ranks in ranks.items():
         for k in KS:
             share, complete = recall_at(system_ranks, k)
             figures[f"{system}_r@{k}"] = share
             figures[f"{system}_all@{k}"] = float(complete)
+    if context is not None:
+        share, complete = recall_at(ranks["events"], CONTEXT_EVENTS)
+        figures[f"events_r@{CONTEXT_EVENTS}"] = share
+        figures[f"events_all@{CONTEXT_EVENTS}"] = float(complete)
+        for system, found in context.items():
+            figures[f"{system}_r"] = sum(found) / len(found)
+            figures[f"{system}_all"] = float(all(found))
     return figures
+
+
+@dataclass(frozen=True)
+class ContextSources:
+    """What each part of a recall context covers: event, fact and block ids → message ids."""
+
+    events: dict[str, set[str]]
+    facts: dict[str, set[str]]
+    blocks: dict[str, set[str]]
+    tail: set[str]
+
+    @classmethod
+    def of(cls, memory: StrataGate) -> ContextSources:
+        """Read once after ingestion (the harness appends nothing else that changes them)."""
+        events = {card.id: set(card.source_message_ids) for card in memory.list_events()}
+        facts = {
+            fact.id: set().union(*(events.get(e, set()) for e in fact.source_event_ids))
+            for element in memory.list_elements()
+            for fact in element.facts
+        }
+        blocks = {block.id: {m.id for m in block.l5_raw} for block in memory.list_blocks()}
+        tail = {m.id for m in memory.list_open_tail()}
+        return cls(events=events, facts=facts, blocks=blocks, tail=tail)
+
+    def coverage(self, context: RecallContext) -> dict[str, set[str]]:
+        """Message ids in the context: by its memories, and by memories plus transcript blocks."""
+        memories = set().union(
+            *(self.events[e.id] for e in context.events),
+            *(self.facts[f.id] for f in context.elements),
+        )
+        shown = set(memories)
+        for block in context.blocks:
+            if block.id.startswith("tail:"):
+                shown |= self.tail
+            elif block.level >= TRANSCRIPT_LEVEL:
+                shown |= self.blocks[block.id]
+        return {"context": memories, "context_blocks": shown}
 
 
 @dataclass
@@ -177,8 +242,11 @@ def _ingest(conv: LocomoConversation, block_turns: int) -> StrataGate:
     return memory
 
 
-def run_conversation(conv: LocomoConversation, block_turns: int) -> ConversationRun:
-    """Ingest one conversation and rank every question with all three systems."""
+def run_conversation(
+    conv: LocomoConversation, block_turns: int, *, context: bool = False
+) -> ConversationRun:
+    """Ingest one conversation and rank every question with all three systems (and, with
+    ``context``, see which evidence ``recall_context`` shows)."""
     run = ConversationRun(sample_id=conv.sample_id)
     messages = [(m.dia_id, message_content(m)) for s in conv.sessions for m in s.messages]
     known = {message_id for message_id, _ in messages}
@@ -189,6 +257,8 @@ def run_conversation(conv: LocomoConversation, block_turns: int) -> Conversation
         ingested = time.perf_counter()
         cited = {m for event in memory.list_events() for m in event.source_message_ids}
         stats = memory.stats()
+        sources = ContextSources.of(memory) if context else None
+        context_tokens = 0
         searched = 0.0
         for question in conv.qa:
             evidence, dropped = evidence_ids(question.evidence, known)
@@ -199,6 +269,12 @@ def run_conversation(conv: LocomoConversation, block_turns: int) -> Conversation
             before = time.perf_counter()
             raw = memory.search_raw_memory(question.question, limit=LIMIT)
             events = memory.search_events(question.question, limit=LIMIT)
+            shown: dict[str, list[bool]] | None = None
+            if sources is not None:
+                recalled = memory.recall_context(question.question)
+                context_tokens += recalled.tokens
+                covered = sources.coverage(recalled)
+                shown = {s: [e in covered[s] for e in evidence] for s in CONTEXT_SYSTEMS}
             searched += time.perf_counter() - before
             run.padding_hits += sum(hit.message.id.endswith(PAD_SUFFIX) for hit in raw)
             ranked = {
@@ -214,6 +290,7 @@ def run_conversation(conv: LocomoConversation, block_turns: int) -> Conversation
                     "ranks": {s: first_ranks(evidence, ranked[s]) for s in SYSTEMS},
                     "event_messages_at_10": len(set().union(*ranked["events"])),
                     "evidence_cited_by_any_event": sum(e in cited for e in evidence),
+                    **({"context": shown} if shown is not None else {}),
                 }
             )
     finally:
@@ -226,6 +303,11 @@ def run_conversation(conv: LocomoConversation, block_turns: int) -> Conversation
         "messages_cited_by_events": len(cited),
         "ingest_seconds": round(ingested - started, 2),
         "search_seconds": round(searched, 2),
+        **(
+            {"mean_context_tokens": round(context_tokens / (len(run.questions) or 1), 1)}
+            if context
+            else {}
+        ),
     }
     return run
 
@@ -241,7 +323,10 @@ def summarise(runs: Sequence[ConversationRun]) -> dict[str, object]:
     for run in runs:
         tally = per_conversation.setdefault(run.sample_id, Tally())
         for question in run.questions:
-            figures = question_figures(question["ranks"])  # type: ignore[arg-type]
+            figures = question_figures(
+                question["ranks"],  # type: ignore[arg-type]
+                question.get("context"),  # type: ignore[arg-type]
+            )
             category = int(question["category"])  # type: ignore[arg-type]
             per_category.setdefault(category, Tally()).add(figures)
             everything.add(figures)
@@ -293,6 +378,31 @@ def table(summary: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def context_table(summary: dict[str, object]) -> str:
+    """Evidence in ``recall_context``'s output beside raw@10 and events@4, where measured."""
+    columns = [
+        ("raw@10", "raw_r@10"),
+        (f"events@{CONTEXT_EVENTS}", f"events_r@{CONTEXT_EVENTS}"),
+        ("context", "context_r"),
+        ("+blocks", "context_blocks_r"),
+        ("ctx all", "context_all"),
+    ]
+    lines = [f"{'':<18}{'n':>5} " + " ".join(f"{title:>9}" for title, _ in columns)]
+
+    def row(label: str, figures: dict[str, object]) -> str:
+        cells = " ".join(f"{figures.get(key, 0.0):>9.3f}" for _, key in columns)  # type: ignore[str-format]
+        return f"{label:<18}{figures['questions']!s:>5} {cells}"
+
+    for sample, figures in summary["per_conversation"].items():  # type: ignore[union-attr]
+        lines.append(row(sample, figures))
+    for category, figures in summary["per_category"].items():  # type: ignore[union-attr]
+        lines.append(row(f"cat {category}", figures))
+    for name, figures in summary["splits"].items():  # type: ignore[union-attr]
+        lines.append(row(name.replace("_", "-"), figures))
+    lines.append(row("overall (cat 1-4)", summary["overall"]))  # type: ignore[arg-type]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Evaluate every ``*.json`` in ``--data`` (or the ``--samples``); print and write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -300,7 +410,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("bench-results/eval_locomo.json"))
     parser.add_argument("--samples", nargs="*", help="sample ids to run (default: all)")
     parser.add_argument("--block-turns", type=int, default=12)
+    parser.add_argument(
+        "--context",
+        action="store_true",
+        help="also measure the evidence inside recall_context's output (default budget)",
+    )
+    parser.add_argument(
+        "--weight-floor",
+        type=float,
+        default=None,
+        help="override the recall blend's WEIGHT_FLOOR (0-1) for a sweep",
+    )
     args = parser.parse_args(argv)
+    if args.weight_floor is not None:
+        if not 0.0 <= args.weight_floor <= 1.0:
+            parser.error("--weight-floor must be between 0 and 1")
+        stratagate.read.recall.WEIGHT_FLOOR = args.weight_floor
     paths = sorted(args.data.glob("*.json"))
     if args.samples:
         paths = [p for p in paths if p.stem in set(args.samples)]
@@ -308,15 +433,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no LoCoMo files to evaluate in {args.data}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    runs = [run_conversation(load_conversation(path), args.block_turns) for path in paths]
+    runs = [
+        run_conversation(load_conversation(path), args.block_turns, context=args.context)
+        for path in paths
+    ]
     summary = summarise(runs)
     print(table(summary))
     print(
         f"evidence cited by any event: {summary['evidence_cited_by_any_event']:.3f}; "
         f"messages covered by the top 10 events: {summary['mean_messages_covered_by_10_events']}"
     )
+    if args.context:
+        print("\nevidence inside recall_context (defaults: 4 events, 4 facts, 900 tokens)")
+        print(context_table(summary))
     document = {
         "block_turns": args.block_turns,
+        "context": args.context,
+        "weight_floor": stratagate.read.recall.WEIGHT_FLOOR,
         "limit": LIMIT,
         "headline_categories": list(HEADLINE_CATEGORIES),
         **summary,

@@ -124,7 +124,15 @@ class RecallEntry(Model):
     text: str
     tokens: int
     relevance: float
+    """The search score (a current card that replaces a candidate inherits the candidate's)."""
     weight: float
+    status: str = "active"
+    """The event's status (``active``/``superseded``) or the fact's (``active``/``superseded``/
+    ``disputed``)."""
+    superseded_by: str | None = None
+    """The id of the current event or fact that replaced this one."""
+    replaces: list[str] = Field(default_factory=list)
+    """Ids of candidates this current event or fact replaced."""
 
 
 class RecallContext(Model):

@@ -159,8 +159,9 @@ def _elements_section(memory: StrataGate) -> None:
         "the old one stays, superseded, with the interval it was valid in.",
     )
     ranked = sorted(elements, key=_element_rank)
+    titles = {event.id: event.title for event in memory.list_events()}
     for element in ranked[:ELEMENTS_SHOWN]:
-        emit(element_lines(element, max_facts=FACTS_PER_ELEMENT))
+        emit(element_lines(element, max_facts=FACTS_PER_ELEMENT, event_titles=titles))
     if len(ranked) > ELEMENTS_SHOWN:
         names = ", ".join(element.name for element in ranked[ELEMENTS_SHOWN:])
         print(clip(f"… and {len(ranked) - ELEMENTS_SHOWN} more: {names}", WIDTH))

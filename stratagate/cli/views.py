@@ -3,7 +3,7 @@ as lists of lines at most ``WIDTH`` columns wide. Pure functions over the API's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from stratagate.cli.formatting import (
     fact_value,
@@ -175,27 +175,51 @@ def message_lines(
 
 
 def element_lines(
-    card: ElementCard, *, max_facts: int | None = None, as_of: str | None = None
+    card: ElementCard,
+    *,
+    max_facts: int | None = None,
+    as_of: str | None = None,
+    event_titles: Mapping[str, str] | None = None,
 ) -> list[str]:
     """An element: name, type and id; its state (``now``, or ``then`` as of ``as_of``); its facts
     with validity intervals.
 
-    Closed facts (superseded, disputed or ended) come first: they are the element's history.
-    With ``max_facts`` the rest of the facts is summarised in one line.
+    Closed facts (superseded, disputed or ended) come first: they are the element's history;
+    links to events come last. With ``max_facts`` the rest of the facts is summarised in one
+    line. Values that are event ids (``participated_in``, ``mentioned_in``) are shown as the
+    events' titles when ``event_titles`` knows them.
     """
+    titles = event_titles or {}
+
+    def shown(value: str) -> str:
+        return f'"{titles[value]}"' if value in titles else value
+
     when = f" · as of {as_of}" if as_of else ""
     state_label = "then" if as_of else "now"
     lines = [clip(f"{card.name} ({card.type})  {card.id}{when}", WIDTH)]
     if card.aliases:
         lines.append(clip(f"  aliases  {', '.join(card.aliases)}", WIDTH))
     for key, value in card.current_state.items():
-        shown = value if isinstance(value, str) else f"{len(value)} value(s): {'; '.join(value)}"
-        lines.append(clip(f"  {state_label:<8} {key}: {shown}", WIDTH))
-    facts = sorted(card.facts, key=lambda fact: not _is_closed(fact))
+        if isinstance(value, str):
+            now = shown(value)
+        else:
+            noun = "event(s)" if value and all(v in titles for v in value) else "value(s)"
+            now = f"{len(value)} {noun}: {'; '.join(shown(v) for v in value)}"
+        lines.append(clip(f"  {state_label:<8} {key}: {now}", WIDTH))
+    facts = sorted(
+        card.facts,
+        key=lambda f: (not _is_closed(f), isinstance(f.value, str) and f.value in titles),
+    )
     shown_facts = facts if max_facts is None else facts[:max_facts]
     if shown_facts:
         rows = [
-            [fact.status, validity(fact), fact.key, fact_value(fact.value)] for fact in shown_facts
+            [
+                fact.status,
+                validity(fact),
+                fact.key,
+                shown(fact.value) if isinstance(fact.value, str) else fact_value(fact.value),
+            ]
+            for fact in shown_facts
         ]
         lines.append("  facts")
         lines.extend(

@@ -3,31 +3,43 @@
 Rules, for each event of the claimed batch in order (every change cites only that event;
 ``entities`` finds the names, ``catalogue`` holds the word lists):
 
-1. People. Every participant and every person the summary names is a ``person`` with
-   ``add_set_item participated_in = <event title>``; names resolve to the full name already
-   known ("Priya" → "Priya Raman"), the words as written become aliases. A role the text gives
+1. People. Every person the event names besides its speaker (other participants, names in the
+   summary) is a ``person`` with ``add_set_item participated_in = <event id>``, for the first
+   ``PARTICIPATION_LIMIT`` events that name them (``search_events(participants=[name])`` finds
+   all); names resolve to the full name already known ("Priya" → "Priya Raman"), the words as
+   written become aliases. A role the text gives
    ("Priya Raman is our designer", "Tomás (backend)", "our client contact at Northridge is
    Dr. Helen Okafor") sets ``role``, and an organization named with it ``organization``.
-   "I'm Lin Wei, product lead …" makes the name an alias of the speaker and sets ``role``.
+   Speaker roles (``user``, ``assistant``, ``system``, ``tool``) are not people: "I'm Lin Wei,
+   product lead …" said by the user makes Lin Wei a person with ``role`` and ``speaker_role =
+   user``, and from then on (this batch and later ones) the user's "I …" statements are Lin
+   Wei's; until the user gives a name, and always for the assistant, they belong to nobody.
+   A speaker with a name (a LoCoMo speaker) is that person; a name they give is an alias.
    A preference adds ``preferences`` to its holder: the speaker for "I …", a named person for
    "<Name> prefers / wants …", nobody for an unnamed "she wants". An identity statement adds
    ``identity`` to the speaker. "<Name> owns it" / 交给 <Name> with a project in the text sets
    the project's ``owner`` and the person's ``responsible_for``.
-2. Organizations and places the summary names get ``mentioned_in = <event title>``; a
+2. Organizations and places the summary names get ``mentioned_in = <event id>`` (bounded as
+   ``participated_in``); a
    facility ("Kunming field station") also ``located_in = <city>``.
 3. Projects. The conversation's project is the one the speakers said they are building
    ("We're building Fieldnotes") — the earliest existing project with a ``built_by`` fact, else
    one declared in this batch — and, when there is none, the element ``shared project``. A
-   declaration adds the speaker to ``built_by`` and an organization the app is "for" as
+   declaration adds the speaker (their name, else their role) to ``built_by`` and an organization the app is "for" as
    ``client``; when a ``shared project`` element already exists the declared name becomes its
    alias instead of a second element. A code name introduced as a package or repo
    ("fieldnotes-sync") and a part named as "the (web) dashboard / website" are projects of
    their own, ``part_of`` the conversation's project.
 4. Tool state, for decisions and changes only. The subject is a part or project named in the
-   sentence ("for the dashboard"), else the speaker for a first-person-singular sentence, else
-   the conversation's project. Each catalogue tool in the sentence is dropped when the words
-   before it say so ("from", "no (hosted)", "instead of", 从, 不用 …), else adopted. Adopted
-   tools set ``set_state <category> = <tools joined by " + ">`` — database choices become
+   sentence ("for the dashboard"), else the speaker for a first-person-singular sentence (no
+   subject at all when the speaker is an unnamed role), else the conversation's project. Each
+   catalogue tool in the sentence is dropped when the words
+   before it say so ("from", "over", "no (hosted)", "instead of", 从, 不用 …), else adopted. A
+   switch replaces, it does not join: of the adopted tools of one category only one run of
+   coordinated tools ("React Native with Expo", "Vite + React") is kept — the run the switch
+   phrase names ("switch to pnpm"), else the first — and the others are context ("… than with
+   npm"). The run sets ``set_state <category> = <tools joined by " + ">`` — database choices
+   become
    ``server_database`` / ``mobile_database`` when their clause says server / phone (服务器 /
    手机) — unless the subject already holds the tool under another key. A dropped tool gets
    ``replaced_by`` its category's new value; a dropped category with "our own" / self-hosted /
@@ -52,6 +64,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from itertools import pairwise
 
 from stratagate.models import (
     ElementCard,
@@ -85,6 +98,16 @@ from stratagate.offline.text import split_sentences
 
 SHARED_PROJECT = "shared project"
 """The project "we / our / let's" statements attach to while no project has been named."""
+SPEAKER_ROLES = frozenset({"user", "assistant", "system", "tool"})
+"""Message roles an extractor may list as a speaker: positions in a conversation, not people."""
+NAMEABLE_ROLES = frozenset({"user"})
+"""Roles whose speaker is a person once they say their name (never the assistant)."""
+EVENT_LINK_KEYS = ("participated_in", "mentioned_in")
+"""Set keys whose values are event ids: the events a person takes part in, or that name a
+place, organization or project."""
+PARTICIPATION_LIMIT = 8
+"""At most this many event ids per element under each of ``EVENT_LINK_KEYS`` (the first events
+that name it; event search by participant or by name finds all of them)."""
 
 _FIRST_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|my|me)\b|我(?!们)", re.IGNORECASE)
 _FIRST_PLURAL = re.compile(r"\b(?:we|we're|we've|we'll|our|us|let's)\b|我们|咱们", re.IGNORECASE)
@@ -111,7 +134,7 @@ _ROLE_CUT = re.compile(r"\s+(?:at|in|for|from|with|of)\s+.*$")
 _OWNER = re.compile(r"\s+(?:owns|will\s+own|is\s+in\s+charge\s+of|leads|maintains)\s+")
 _HAN_OWNER_BEFORE = re.compile(r"(?:交给|由)\s*$")
 _DROP_BEFORE = re.compile(
-    r"(?:\b(?:from|no|not|without|instead\s+of|rather\s+than|skip|skipping|drop|dropping|ditch|"
+    r"(?:\b(?:from|over|no|not|without|instead\s+of|rather\s+than|skip|skipping|drop|dropping|ditch|"
     r"ditching|replace|replacing|replaced|quit|away\s+from|stopped\s+using|stop\s+using|"
     r"no\s+longer\s+use|no\s+longer\s+using)\s+(?:the\s+|hosted\s+|managed\s+|using\s+)*"
     r"|(?:从|不用|不再用|不再使用|放弃|弃用|换掉)\s*)$",
@@ -130,6 +153,8 @@ _SELF_HOSTED = re.compile(
 )
 _REGION = re.compile(r"^\s*(?:region|区域|地域|节点)", re.IGNORECASE)
 _FILE_LIKE = re.compile(r"\.(?:json|ya?ml|lock|toml|txt|md|py|js|ts|cfg|ini|xml|csv)$", re.I)
+_COORDINATED = re.compile(r"^\s*(?:\+|&|/|and|with|plus|和|与|加|跟|\+\s*)\s*$", re.IGNORECASE)
+"""What may stand between two tools of one category for them to be one choice ("Vite + React")."""
 _ANY_DAY = date(2000, 1, 1)
 """Reference day for asking whether a phrase is a date at all (its value is never used)."""
 _PRODUCT_LIKE = re.compile(
@@ -151,6 +176,7 @@ def _valid_from(event: EventCard) -> str | None:
 
 
 def _speaker(event: EventCard) -> str | None:
+    """The event's speaker as the extractor wrote it: a name, or a role such as ``user``."""
     participants = event.temporal.participants if event.temporal else []
     return participants[0] if participants else None
 
@@ -172,6 +198,11 @@ class _Projection:
     view: StateView
     project: str | None
     shared_exists: bool
+    speakers: dict[str, str]
+    """Speaker role → the person who said their name in that role."""
+    links: dict[tuple[str, str, str], int]
+    """(type, case-folded name, key of ``EVENT_LINK_KEYS``) → values so far (existing and this
+    batch)."""
     changes: list[ElementProjectionChange] = field(default_factory=list)
     seen: set[tuple[str, str, str, str, str]] = field(default_factory=set)
 
@@ -200,6 +231,25 @@ class _Projection:
         if operation == "set_state":
             self.view.setdefault((kind, name.casefold()), {})[key] = value
 
+    def person(self, event: EventCard) -> str | None:
+        """The person who spoke: a named speaker, the person a role belongs to, else nobody."""
+        speaker = _speaker(event)
+        if speaker is None or speaker not in SPEAKER_ROLES:
+            return speaker
+        return self.speakers.get(speaker)
+
+    def link(
+        self, event: EventCard, name: str, kind: ElementType, key: str, aliases: Iterable[str] = ()
+    ) -> None:
+        """``<key> = <event id>`` while the element has fewer than ``PARTICIPATION_LIMIT``."""
+        counted = (kind, name.casefold(), key)
+        if self.links.get(counted, 0) >= PARTICIPATION_LIMIT:
+            return
+        before = len(self.changes)
+        self.add(event, name, kind, "add_set_item", key, event.id, aliases)
+        if len(self.changes) > before:
+            self.links[counted] = self.links.get(counted, 0) + 1
+
     @property
     def conversation_project(self) -> str:
         return self.project or SHARED_PROJECT
@@ -216,6 +266,8 @@ def _start(ctx: ElementProjectionContext) -> _Projection:
     view: StateView = {}
     builders: list[ElementCard] = []
     shared = False
+    speakers: dict[str, str] = {}
+    links: dict[tuple[str, str, str], int] = {}
     for element in ctx.existing_elements:
         add = {
             "person": known.add_person, "organization": known.add_organization,
@@ -228,12 +280,23 @@ def _start(ctx: ElementProjectionContext) -> _Projection:
         if element.type == "project" and "built_by" in element.current_state:
             builders.append(element)
         shared = shared or (element.type == "project" and element.name == SHARED_PROJECT)
+        role = element.current_state.get("speaker_role")
+        if element.type == "person" and isinstance(role, str):
+            speakers.setdefault(role, element.name)
+        for key in EVENT_LINK_KEYS:
+            values = element.current_state.get(key)
+            if isinstance(values, list):
+                links[(element.type, element.name.casefold(), key)] = len(values)
     builders.sort(key=lambda e: (e.created_at, e.id))
     project = builders[0].name if builders else None
     for event in ctx.events:  # names said anywhere in the batch are known to all its events
         speaker = _speaker(event)
         for name in _self_names(event.summary) if speaker else []:
-            known.add_person(speaker or "", [name])
+            if speaker in NAMEABLE_ROLES:
+                known.add_person(name)
+                speakers.setdefault(speaker, name)
+            elif speaker not in SPEAKER_ROLES:
+                known.add_person(speaker or "", [name])
         participants = event.temporal.participants if event.temporal else []
         for participant in participants[1:]:
             if " " in participant and participant.casefold() not in known.people:
@@ -247,7 +310,10 @@ def _start(ctx: ElementProjectionContext) -> _Projection:
         for person in find_people(event.summary, known):
             if " " in person.name and person.name.casefold() not in known.people:
                 known.add_person(person.name)
-    return _Projection(known=known, view=view, project=project, shared_exists=shared)
+    return _Projection(
+        known=known, view=view, project=project, shared_exists=shared, speakers=speakers,
+        links=links,
+    )  # fmt: skip
 
 
 def _self_names(text: str) -> list[str]:
@@ -282,9 +348,10 @@ def _people(state: _Projection, event: EventCard) -> None:
     temporal = event.temporal
     sentences = event.quotes or split_sentences(event.summary)
     _self_named(state, event, sentences)
+    speaker = state.person(event)
     named: dict[str, set[str]] = {}
-    for participant in temporal.participants if temporal else []:
-        if not _not_a_person(state, participant):
+    for participant in temporal.participants[1:] if temporal else []:
+        if participant not in SPEAKER_ROLES and not _not_a_person(state, participant):
             named.setdefault(_person_name(state, participant), set()).add(participant)
     for sentence in sentences:
         for person in find_people(sentence, state.known):
@@ -294,7 +361,8 @@ def _people(state: _Projection, event: EventCard) -> None:
             if han:
                 surfaces.add(han)
     for name, surfaces in named.items():
-        state.add(event, name, "person", "add_set_item", "participated_in", event.title, surfaces)
+        if name != speaker:
+            state.link(event, name, "person", "participated_in", surfaces)
     for sentence in sentences:
         for person in find_people(sentence, state.known):
             _roles(state, event, sentence, person)
@@ -328,29 +396,31 @@ def _ownership(state: _Projection, event: EventCard, sentence: str, person: Ment
 
 
 def _self_named(state: _Projection, event: EventCard, sentences: list[str]) -> None:
-    """A speaker's own name ("I'm Lin Wei, product lead at …") is their alias (made known by
-    ``_start``); the words after it are their role."""
+    """A speaker's own name ("I'm Lin Wei, product lead at …"), made known by ``_start``: the
+    person a role belongs to (with ``speaker_role``), or an alias of a named speaker; the words
+    after it are their role."""
     speaker = _speaker(event)
-    if speaker is None:
+    person = state.person(event)
+    if speaker is None or person is None:
         return
     for sentence in sentences:
         m = _SELF_NAMED.search(sentence)
         name = (m["name"] or m["han"]) if m else None
         if not m or not name or name not in _self_names(sentence):
             continue
+        if speaker in SPEAKER_ROLES:
+            state.add(event, person, "person", "set_state", "speaker_role", speaker, [name])
         if m["role"]:
             role = _ROLE_CUT.sub("", m["role"]).strip()
-            state.add(event, speaker, "person", "set_state", "role", role, [name])
-            state.add(event, speaker, "person", "add_set_item", "identity", _bounded(m["role"], 10),
+            state.add(event, person, "person", "set_state", "role", role, [name])
+            state.add(event, person, "person", "add_set_item", "identity", _bounded(m["role"], 10),
                       [name])  # fmt: skip
-        else:
-            state.add(event, speaker, "person", "add_set_item", "identity", name, [name])
+        elif speaker not in SPEAKER_ROLES:
+            state.add(event, person, "person", "add_set_item", "identity", name, [name])
 
 
 def _preferences(state: _Projection, event: EventCard) -> None:
-    speaker = _speaker(event)
-    if speaker is None:
-        return
+    speaker = state.person(event)
     sentence = _sentence(event)
     if event.criticality == "preference":
         holder: str | None = speaker
@@ -364,7 +434,7 @@ def _preferences(state: _Projection, event: EventCard) -> None:
         if holder is not None:
             state.add(event, holder, "person", "add_set_item", "preferences",
                       _bounded(liked) if liked else event.title)  # fmt: skip
-    if event.criticality == "identity":
+    if event.criticality == "identity" and speaker is not None:
         match = _IDENTITY_OBJECT.search(event.summary)
         what = (match["x"] or match["w"] or match["y"]) if match else None
         if what or not _SELF_NAMED.search(event.summary):
@@ -377,11 +447,9 @@ def _preferences(state: _Projection, event: EventCard) -> None:
 
 def _organizations_and_places(state: _Projection, event: EventCard) -> None:
     for org in find_organizations(event.summary, state.known):
-        state.add(event, org.name, "organization", "add_set_item", "mentioned_in", event.title,
-                  [org.surface])  # fmt: skip
+        state.link(event, org.name, "organization", "mentioned_in", [org.surface])
     for place in find_places(event.summary, state.known):
-        state.add(event, place.name, "place", "add_set_item", "mentioned_in", event.title,
-                  [place.surface])  # fmt: skip
+        state.link(event, place.name, "place", "mentioned_in", [place.surface])
         if place.detail:
             state.add(event, place.name, "place", "set_relation", "located_in", place.detail)
 
@@ -390,7 +458,7 @@ def _organizations_and_places(state: _Projection, event: EventCard) -> None:
 
 
 def _projects(state: _Projection, event: EventCard) -> None:
-    speaker = _speaker(event)
+    speaker = state.person(event) or _speaker(event)
     declared = declared_project(event.summary)
     if declared and speaker:
         name = declared if declared != state.project or not state.shared_exists else SHARED_PROJECT
@@ -408,20 +476,20 @@ def _projects(state: _Projection, event: EventCard) -> None:
         if main and (project is part or project.name.casefold().startswith(main.casefold())):
             state.add(event, project.name, "project", "set_relation", "part_of", main, aliases)
         elif project.name != declared:
-            state.add(event, project.name, "project", "add_set_item", "mentioned_in",
-                      event.title, aliases)  # fmt: skip
+            state.link(event, project.name, "project", "mentioned_in", aliases)
 
 
-def _subject(state: _Projection, event: EventCard, sentence: str) -> tuple[str, ElementType]:
+def _subject(state: _Projection, event: EventCard, sentence: str) -> tuple[str, ElementType] | None:
+    """What a choice is about (see rule 4); ``None`` for an unnamed role's "I …"."""
     part = component(sentence)
     if part is not None:
         return part.name, "project"
     named = find_projects(sentence, state.known)
     if named:
         return named[0].name, "project"
-    speaker = _speaker(event)
-    if speaker and _FIRST_SINGULAR.search(sentence) and not _FIRST_PLURAL.search(sentence):
-        return speaker, "person"
+    if _FIRST_SINGULAR.search(sentence) and not _FIRST_PLURAL.search(sentence):
+        person = state.person(event)
+        return (person, "person") if person else None
     return state.conversation_project, "project"
 
 
@@ -465,6 +533,8 @@ def _tool_state(state: _Projection, event: EventCard) -> None:
         return
     sentence = _sentence(event)
     subject = _subject(state, event, sentence)
+    if subject is None:
+        return
     tools = find_tools(sentence)
     if not tools:
         _phrase_state(state, event, sentence, subject)
@@ -478,6 +548,8 @@ def _tool_state(state: _Projection, event: EventCard) -> None:
             key = _key(state, subject, sentence, tool)
             if all(t.name != tool.name for t in adopted.get(key, [])):
                 adopted.setdefault(key, []).append(tool)
+    _, target = switch_targets(sentence)
+    adopted = {key: _one_choice(sentence, tools, target) for key, tools in adopted.items()}
     hosting = next((t[0].name for k, t in adopted.items() if k == "hosting"), None)
     new_values: dict[str, str] = {}
     current = state.view.get((subject[1], subject[0].casefold()), {})
@@ -504,6 +576,23 @@ def _tool_state(state: _Projection, event: EventCard) -> None:
         if replacement:
             state.add(event, tool.name, "tool", "set_state", "replaced_by", replacement,
                       [tool.surface])  # fmt: skip
+
+
+def _one_choice(sentence: str, tools: list[Mention], target: str | None) -> list[Mention]:
+    """The run of coordinated tools that is the choice: the one the switch phrase names, else
+    the first ("switch to pnpm, npm is too slow" is pnpm, not pnpm + npm)."""
+    runs: list[list[Mention]] = [[tools[0]]]
+    for previous, tool in pairwise(tools):
+        if _COORDINATED.match(sentence[previous.end : tool.start]):
+            runs[-1].append(tool)
+        else:
+            runs.append([tool])
+    if target:
+        wanted = target.casefold()
+        for run in runs:
+            if any(t.surface.casefold() in wanted for t in run):
+                return run
+    return runs[0]
 
 
 def _region(
@@ -560,14 +649,15 @@ def _launch_date(state: _Projection, event: EventCard) -> None:
     sentence = _sentence(event)
     said = temporal.original_text
     at = sentence.find(said) if said else -1
-    if said is None or at < 0 or temporal.happened_start is None:
+    if not said or at < 0 or temporal.happened_start is None:
         return
     lower = sentence.casefold()
     launch = [lower.find(w) for w in LAUNCH_WORDS if w in lower]
     before = any(0 <= i < at for i in launch)
     right_after = any(at + len(said) <= i <= at + len(said) + 2 for i in launch)
-    if before or right_after:
-        name, kind = _subject(state, event, sentence)
+    subject = _subject(state, event, sentence)
+    if (before or right_after) and subject is not None:
+        name, kind = subject
         state.add(event, name, kind, "set_state", "launch_date", temporal.happened_start,
                   state.project_aliases(name))  # fmt: skip
 
@@ -598,4 +688,12 @@ class OfflineElementProjector:
         return project_elements(parsed)
 
 
-__all__ = ["SHARED_PROJECT", "OfflineElementProjector", "project_elements"]
+__all__ = [
+    "EVENT_LINK_KEYS",
+    "NAMEABLE_ROLES",
+    "PARTICIPATION_LIMIT",
+    "SHARED_PROJECT",
+    "SPEAKER_ROLES",
+    "OfflineElementProjector",
+    "project_elements",
+]

@@ -365,6 +365,61 @@ def test_retrieval_gate_adoption_and_governance(open_memory: Any) -> None:
     )  # recall never reinforces
 
 
+def _card(block: Any, title: str, **temporal: Any) -> dict[str, Any]:
+    """An event card citing the first message of ``block``."""
+    return {
+        "title": title,
+        "summary": f"{title}.",
+        "source_block_id": block.id,
+        "source_message_ids": [block.l5_raw[0].id],
+        "temporal": temporal,
+    }
+
+
+def test_recall_labels_superseded_cards_and_shows_the_current_one_first(open_memory: Any) -> None:
+    memory = open_memory(block_turn_size=2)
+    feed(memory, 2)
+    block = memory.list_blocks()[0]
+    npm = memory.add_event(_card(block, "We'll use npm for packages", event_type="decision"))
+    offsite = memory.add_event(
+        _card(block, "Team offsite in Hangzhou on March 27", status="planned")
+    )
+    pnpm = memory.add_event(_card(block, "Switch to pnpm", supersedes_event_ids=[npm.id]))
+    off = memory.add_event(
+        _card(block, "Trip called off", status="cancelled", supersedes_event_ids=[offsite.id])
+    )
+
+    context = memory.recall_context("which package manager for our packages?")
+    shown = {entry.id: entry for entry in context.events}
+    assert [entry.id for entry in context.events][:2] == [pnpm.id, npm.id]
+    assert (shown[npm.id].status, shown[npm.id].superseded_by) == ("superseded", pnpm.id)
+    assert (shown[pnpm.id].status, shown[pnpm.id].replaces) == ("active", [npm.id])
+    assert f"superseded, replaced by {pnpm.id}" in shown[npm.id].text
+    assert context.text.index(pnpm.id) < context.text.index(f"[event {npm.id}]")
+
+    context = memory.recall_context("when is the offsite in Hangzhou?")
+    assert [entry.id for entry in context.events][:2] == [off.id, offsite.id]
+    assert context.events[1].status == "superseded" and "cancelled" in context.events[0].text
+    assert memory.get_event(npm.id).weight.mention_count == 1  # recall never reinforces
+
+
+def test_recall_keeps_the_best_match_however_much_it_decayed(open_memory: Any) -> None:
+    memory = open_memory(block_turn_size=2)
+    feed(memory, 2)
+    block = memory.list_blocks()[0]
+    best = memory.add_event(
+        _card(block, "Caroline went to a support group", participants=["Caroline"])
+    )
+    feed(memory, 8, start=2)  # the best match ages; the weaker ones below are fresh
+    memory.add_event(_card(block, "Group dinner on Friday"))
+    memory.add_event(_card(block, "The reading group meets again"))
+    assert memory.event_weight(best.id) < 0.5
+
+    context = memory.recall_context("When did Caroline go to the support group?", max_events=1)
+    assert [entry.id for entry in context.events] == [best.id]
+    assert context.events[0].weight < 0.5 and context.events[0].status == "active"
+
+
 def test_wait_false_then_drain(open_memory: Any) -> None:
     memory = open_memory(block_turn_size=2, extractor=KeywordExtractor())
     for i in range(6):

@@ -490,6 +490,11 @@ def check_demo_output(out: str) -> None:
     assert "happened 2026-03-09 → 2026-03-15 (range, relative" in out
     superseded = [line for line in out.splitlines() if line.strip().startswith("superseded  20")]
     assert superseded and all("→" in line for line in superseded)
+    elements = out.split("== 3.")[1].split("== 4.")[0]
+    assert "Lin Wei (person)" in elements and "package_manager: pnpm" in elements
+    assert "user (person)" not in elements and "assistant (person)" not in elements
+    links = [line for line in elements.splitlines() if "participated_in" in line]
+    assert links and not any("evt_" in line for line in links)  # events shown by their titles
     retrieval = out.split("== 4.")[1]
     assert "pnpm" in retrieval and "source messages (1):" in retrieval
     assert "chain and replay verified" in retrieval

@@ -21,6 +21,8 @@ import pytest
 
 from stratagate import StrataGate
 from stratagate.models import ElementCard, EventCard
+from stratagate.offline.element_projector import EVENT_LINK_KEYS, PARTICIPATION_LIMIT
+from stratagate.results import RecallEntry
 
 WORKTREE = Path(__file__).resolve().parents[2]
 SAMPLE = files("stratagate") / "sample" / "project_conversation.jsonl"
@@ -85,7 +87,7 @@ def _day(value: datetime | None) -> str | None:
 
 def test_the_project_is_the_one_the_user_is_building(elements: list[ElementCard]) -> None:
     project = _element(elements, "project", "Fieldnotes")
-    assert project.current_state["built_by"] == ["user"]
+    assert project.current_state["built_by"] == ["Lin Wei"]
     assert project.current_state["client"] == "Northridge Ecology Institute"
     assert not any(e.name == "shared project" for e in elements)
 
@@ -142,15 +144,17 @@ def test_people_with_their_roles(elements: list[ElementCard]) -> None:
     helen = _element(elements, "person", "Dr. Helen Okafor")
     assert helen.current_state["organization"] == "Northridge Ecology Institute"
     user = _element(elements, "person", "Lin Wei")
-    assert user.name == "user" and user.current_state["role"] == "product lead"
+    assert user.name == "Lin Wei" and user.current_state["role"] == "product lead"
+    assert user.current_state["speaker_role"] == "user"
     assert {"Priya", "Tomás", "Helen"} <= {a for e in elements for a in e.aliases}
 
 
 def test_no_false_people_and_no_element_named_like_a_date(elements: list[ElementCard]) -> None:
     people = {e.name for e in elements if e.type == "person"}
-    assert people == {
-        "user", "assistant", "Priya Raman", "Tomás Ortega", "Helen Okafor", "Marco Bianchi",
+    assert people == {  # speaker roles are not people; the user is the name they gave
+        "Lin Wei", "Priya Raman", "Tomás Ortega", "Helen Okafor", "Marco Bianchi",
     }  # fmt: skip
+    assert not any({"user", "assistant"} & {e.name, *e.aliases} for e in elements)
     for element in elements:
         assert not DATE_LIKE.search(element.name), element.name
 
@@ -169,8 +173,21 @@ def test_organization_places_and_projects(elements: list[ElementCard]) -> None:
 
 
 def test_preferences_of_the_user(elements: list[ElementCard]) -> None:
-    preferences = _element(elements, "person", "user").current_state["preferences"]
+    preferences = _element(elements, "person", "Lin Wei").current_state["preferences"]
     assert {"short PR descriptions", "深色主题", "squash merges"} <= set(preferences)
+
+
+def test_participation_names_a_bounded_set_of_events(
+    elements: list[ElementCard], events: list[EventCard]
+) -> None:
+    ids = {event.id for event in events}
+    for element in elements:
+        for key in EVENT_LINK_KEYS:
+            values = element.current_state.get(key, [])
+            assert isinstance(values, list) and len(values) <= PARTICIPATION_LIMIT, element.name
+            assert set(values) <= ids, (element.name, key)
+    priya = _element(elements, "person", "Priya Raman").current_state["participated_in"]
+    assert _event(events, "Priya Raman is our designer").id in priya
 
 
 def test_switches_supersede_what_they_replace(events: list[EventCard]) -> None:
@@ -238,6 +255,50 @@ def test_decisions_preferences_and_ongoing_work_are_events(events: list[EventCar
     assert queue is not None and queue.status == "ongoing"
     demo = _event(events, "demo it to Helen").temporal
     assert demo is not None and "Helen Okafor" in demo.participants
+
+
+def _labels_match_statuses(memory: StrataGate, entries: list[RecallEntry]) -> None:
+    """Every superseded entry says so and names its replacement, shown before it."""
+    ids = [entry.id for entry in entries]
+    for entry in entries:
+        if entry.status == "superseded":
+            assert entry.superseded_by in ids, entry.text
+            assert ids.index(entry.superseded_by) < ids.index(entry.id)
+            assert entry.text.startswith(f"[superseded, replaced by {entry.superseded_by}]")
+        else:
+            assert "superseded" not in entry.text.split("]")[0], entry.text
+    for entry in entries:
+        if entry.kind == "event":
+            assert memory.get_event(entry.id).status == entry.status
+
+
+def test_recall_puts_the_current_package_manager_first(
+    memory: StrataGate, events: list[EventCard]
+) -> None:
+    context = memory.recall_context("what package manager do we use?")
+    pnpm = _event(events, "Let's switch to pnpm then.")
+    npm = _event(events, "We'll use npm for packages")
+    ids = [entry.id for entry in context.events]
+    assert pnpm.id in ids and ids.index(pnpm.id) < ids.index(npm.id)
+    _labels_match_statuses(memory, context.events)
+    _labels_match_statuses(memory, context.elements)
+    managers = [e for e in context.elements if "package manager" in e.text]
+    assert managers[0].status == "active" and "package manager: pnpm" in managers[0].text
+    assert context.tokens <= context.token_budget
+
+
+def test_recall_never_shows_a_replaced_or_cancelled_plan_as_current(
+    memory: StrataGate, events: list[EventCard]
+) -> None:
+    context = memory.recall_context("when is the launch?")
+    offsite = _event(events, "we're planning a two-day offsite in Hangzhou")
+    called_off = _event(events, "the Hangzhou offsite is called off")
+    ids = [entry.id for entry in context.events]
+    assert offsite.id not in ids or ids.index(called_off.id) < ids.index(offsite.id)
+    _labels_match_statuses(memory, context.events)
+    _labels_match_statuses(memory, context.elements)
+    launch = [e for e in context.elements if "launch date" in e.text]
+    assert launch[0].status == "active" and "2026-04-27" in launch[0].text
 
 
 REPLAY_DIGESTS = """

@@ -61,3 +61,58 @@ def test_baseline_ranks_only_matching_messages_shorter_first() -> None:
     assert baseline.search("Who likes POTTERY?", 1) == ["D1:3"]
     assert baseline.search("zebra", 10) == []
     assert ev.baseline_tokens("Caroline's pride-parade!") == ["caroline", "s", "pride", "parade"]
+
+
+def test_context_coverage_counts_memories_and_transcript_blocks() -> None:
+    from stratagate.results import BlockContextEntry, RecallContext, RecallEntry
+
+    sources = ev.ContextSources(
+        events={"e1": {"D1:1"}, "e2": {"D2:2"}},
+        facts={"f1": {"D3:3"}},
+        blocks={"b1": {"D4:4"}, "b2": {"D5:5"}},
+        tail={"D6:6"},
+    )
+
+    def memory(kind: str, id_: str) -> RecallEntry:
+        return RecallEntry(kind=kind, id=id_, text=id_, tokens=1, relevance=1.0, weight=1.0)
+
+    def block(id_: str, level: int) -> BlockContextEntry:
+        return BlockContextEntry(
+            id=id_, thread_id=None, turn_range=(1, 2), level=level, label="", content=""
+        )
+
+    context = RecallContext(
+        query="q",
+        batch_id=None,
+        events=[memory("event", "e1")],
+        elements=[memory("fact", "f1")],
+        blocks=[block("b1", 2), block("b2", 3), block("tail:", 5)],
+        tokens=2,
+        token_budget=900,
+        text="",
+    )
+    covered = sources.coverage(context)
+    assert covered["context"] == {"D1:1", "D3:3"}
+    assert covered["context_blocks"] == {"D1:1", "D3:3", "D5:5", "D6:6"}  # b1 is below L3
+
+    figures = ev.question_figures(
+        {"raw": [1, None], "events": [4, 5], "baseline": [None, None]},
+        {"context": [True, False], "context_blocks": [True, True]},
+    )
+    assert (figures["context_r"], figures["context_all"]) == (0.5, 0.0)
+    assert (figures["context_blocks_r"], figures["context_blocks_all"]) == (1.0, 1.0)
+    assert (figures["events_r@4"], figures["events_all@4"]) == (0.5, 0.0)
+    assert "context_r" not in ev.question_figures({"raw": [1], "events": [1], "baseline": [1]})
+
+
+def test_weight_floor_option_sets_the_recall_blend(tmp_path: Path) -> None:
+    import stratagate.read.recall as recall
+
+    with pytest.raises(SystemExit):
+        ev.main(["--data", str(tmp_path), "--weight-floor", "2"])
+    default = recall.WEIGHT_FLOOR
+    try:
+        assert ev.main(["--data", str(tmp_path), "--context", "--weight-floor", "0.5"]) == 2
+        assert recall.WEIGHT_FLOOR == 0.5
+    finally:
+        recall.WEIGHT_FLOOR = default

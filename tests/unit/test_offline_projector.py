@@ -16,7 +16,11 @@ from stratagate.models import (
     EventTemporal,
 )
 from stratagate.offline import offline_element_projector
-from stratagate.offline.element_projector import SHARED_PROJECT, project_elements
+from stratagate.offline.element_projector import (
+    PARTICIPATION_LIMIT,
+    SHARED_PROJECT,
+    project_elements,
+)
 
 NOW = datetime(2023, 5, 25, 13, 14, tzinfo=UTC)
 
@@ -139,8 +143,8 @@ def test_participants_preferences_and_identity_go_to_people() -> None:
         for c in project_elements(ctx).changes
         if c.operation == "add_set_item"
     }
-    assert ("Alice", "participated_in", "I love painting sunsets") in sets
-    assert ("Bob", "participated_in", "I love painting sunsets") in sets
+    assert ("Bob", "participated_in", "evt-1") in sets  # the event, by id
+    assert not any(c[0] == "Alice" and c[1] == "participated_in" for c in sets)  # the speaker
     assert ("Alice", "preferences", "painting sunsets") in sets
     assert ("Alice", "identity", "a counselor at the center") in sets
 
@@ -407,20 +411,22 @@ def test_people_roles_organizations_and_aliases() -> None:
     assert any("Dr. Helen Okafor" in c.element.aliases for c in helen)
     later = [c for c in changes if c.source_event_ids == ["e2"] and c.element.type == "person"]
     assert {(c.element.name, tuple(c.element.aliases)) for c in later} == {
-        ("user", ()), ("Priya Raman", ("Priya",)),
+        ("Priya Raman", ("Priya",)),
     }  # fmt: skip
 
 
-def test_a_self_introduction_is_an_alias_of_the_speaker_not_a_new_person() -> None:
+def test_a_self_introduction_names_the_user_and_the_role_is_no_person() -> None:
     changes = _changes(
         _card("e1", "I'm Lin Wei, product lead at a small studio in Shanghai.",
               event_type="identity", criticality="identity", others=("Lin Wei",)),
+        _card("e2", "Priya will share the mockups.", event_type="happening", speaker="assistant",
+              others=("Priya",)),
     )  # fmt: skip
     people = {c[1] for c in changes if c[0] == "person"}
-    assert people == {"user"}
-    assert ("person", "user", "set_state", "role", "product lead") in changes
-    assert ("place", "Shanghai", "add_set_item", "mentioned_in",
-            "I'm Lin Wei, product lead at a small studio in Shanghai") in changes  # fmt: skip
+    assert people == {"Lin Wei", "Priya"}
+    assert ("person", "Lin Wei", "set_state", "role", "product lead") in changes
+    assert ("person", "Lin Wei", "set_state", "speaker_role", "user") in changes
+    assert ("place", "Shanghai", "add_set_item", "mentioned_in", "e1") in changes
 
 
 def test_preferences_go_to_their_holder_or_nowhere() -> None:
@@ -435,8 +441,25 @@ def test_preferences_go_to_their_holder_or_nowhere() -> None:
               criticality="preference", others=("Tomás",)),
     )  # fmt: skip
     prefs = [(c[1], c[4]) for c in changes if c[3] == "preferences"]
-    assert prefs == [("user", "short PR descriptions"), ("user", "深色主题"),
-                     ("Tomás", "Next.js for the dashboard")]  # fmt: skip
+    assert prefs == [("Tomás", "Next.js for the dashboard")]  # an unnamed user is nobody
+    named = _changes(
+        _card("e0", "Hi! I'm Lin Wei, product lead at a small studio.", event_type="identity",
+              criticality="identity"),
+        _card("e1", "I prefer short PR descriptions: two or three lines max.",
+              event_type="preference", criticality="preference"),
+    )  # fmt: skip
+    assert [(c[1], c[4]) for c in named if c[3] == "preferences"] == [
+        ("Lin Wei", "short PR descriptions")
+    ]
+    lin = ElementCard(id="elem-lin", name="Lin Wei", type="person",
+                      current_state={"speaker_role": "user"}, created_at=NOW, updated_at=NOW)  # fmt: skip
+    later = _changes(
+        _card("e2", "我喜欢用深色主题，app 默认也做成深色的吧。", event_type="preference",
+              criticality="preference"),
+        existing=[lin],
+    )  # fmt: skip
+    assert [(c[1], c[4]) for c in later if c[3] == "preferences"] == [("Lin Wei", "深色主题")]
+    assert not any(c[0] == "person" and c[1] == "user" for c in [*changes, *named, *later])
 
 
 def test_places_organizations_and_facilities_are_mentioned_never_dates() -> None:
@@ -485,9 +508,9 @@ def test_a_participant_known_as_an_organization_is_no_person() -> None:
               others=("Northridge",)),
         existing=[org],
     )  # fmt: skip
-    assert {c[1] for c in changes if c[0] == "person"} == {"user"}
+    assert {c[1] for c in changes if c[0] == "person"} == set()
     assert ("organization", "Northridge Ecology Institute", "add_set_item", "mentioned_in",
-            "The demo went well. Northridge wants a pilot") in changes  # fmt: skip
+            "e1") in changes  # fmt: skip
 
 
 def test_two_choices_on_one_day_start_at_the_moments_they_were_said() -> None:
@@ -507,3 +530,57 @@ def test_two_choices_on_one_day_start_at_the_moments_they_were_said() -> None:
         ("Sentry", "2026-04-03T01:00:00.000000Z"),
         ("self-hosted", "2026-04-03T03:08:30.000000Z"),
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Let's switch to pnpm then. The reason: CI installs take about 4 minutes with npm.",
+        "pnpm, since March 9. We started with npm on March 2 and switched.",
+        "We use pnpm now; npm was too slow.",
+        "Switch to pnpm, npm is too slow.",
+        "We moved to pnpm because npm was slow.",
+        "Let's go with pnpm over npm.",
+    ],
+)
+def test_a_switch_replaces_the_tool_it_does_not_join_it(text: str) -> None:
+    existing = [_project("Fieldnotes", {"built_by": "user", "package_manager": "npm"})]
+    changes = _changes(_card("e1", text, event_type="change"), existing=existing)
+    assert _state_of(changes, "Fieldnotes") == {"package_manager": "pnpm"}
+    assert ("tool", "npm", "set_state", "replaced_by", "pnpm") in changes
+
+
+def test_coordinated_tools_are_still_one_choice() -> None:
+    changes = _changes(
+        _card("e1", "Stack: React Native with Expo for the app."),
+        _card("e2", "We'll go with Vite + React for the dashboard."),
+    )
+    assert _state_of(changes, SHARED_PROJECT) == {"frontend_framework": "React Native + Expo"}
+    assert _state_of(changes, "dashboard")["frontend_framework"] == "Vite + React"
+
+
+def test_participation_names_events_and_is_bounded() -> None:
+    events = [
+        _card(f"e{i}", f"Priya Raman reviewed mockup {i}.", event_type="happening",
+              others=("Priya Raman",))
+        for i in range(PARTICIPATION_LIMIT + 4)
+    ]  # fmt: skip
+    changes = _changes(*events)
+    values = [c[4] for c in changes if c[3] == "participated_in"]
+    assert values == [f"e{i}" for i in range(PARTICIPATION_LIMIT)]
+    assert {c[1] for c in changes if c[3] == "participated_in"} == {"Priya Raman"}
+    full = ElementCard(
+        id="elem-p", name="Priya Raman", type="person", created_at=NOW, updated_at=NOW,
+        current_state={"participated_in": [f"old{i}" for i in range(PARTICIPATION_LIMIT)]},
+    )  # fmt: skip
+    assert not any(c[3] == "participated_in" for c in _changes(*events, existing=[full]))
+
+
+def test_places_are_mentioned_in_a_bounded_set_of_events_by_id() -> None:
+    events = [
+        _card(f"e{i}", f"Tomás flew to Shanghai for meeting {i}.", event_type="happening")
+        for i in range(PARTICIPATION_LIMIT + 3)
+    ]
+    changes = _changes(*events)
+    mentioned = [c[4] for c in changes if c[1] == "Shanghai" and c[3] == "mentioned_in"]
+    assert mentioned == [f"e{i}" for i in range(PARTICIPATION_LIMIT)]
