@@ -153,8 +153,9 @@ def ingest(
     return per_namespace, time.perf_counter() - start
 
 
-def check_log(database: str, completed: int, args: argparse.Namespace) -> None:
-    """Every turn of every completed namespace is in the log; a sample of them verifies."""
+def check_log(database: str, completed: int, runtime: str, args: argparse.Namespace) -> None:
+    """Every turn of every completed namespace is in the log; a sample of them verifies (through
+    the runtime that wrote them: under Ray the directory still holds their leases)."""
     with open_event_store(database) as store, store.engine.connect() as conn:
         stored = tuple(
             conn.execute(
@@ -168,7 +169,7 @@ def check_log(database: str, completed: int, args: argparse.Namespace) -> None:
     expected = (completed * args.turns, completed)
     assert stored == expected, f"the log holds {stored}, expected {expected}"
     for name in random.Random(7).sample(namespaces, min(3, len(namespaces))):
-        with StrataGate.open(database, name) as memory:
+        with StrataGate.open(database, name, runtime=runtime) as memory:
             assert memory.verify().ok, f"{name} does not verify"
 
 
@@ -188,11 +189,11 @@ def run(n: int, runtime: str, args: argparse.Namespace, turns: list[FileTurn]) -
         try:
             with memory_sampler() as peak:
                 per_namespace, elapsed = ingest(n, runtime, database, args, turns, remember)
+            completed = len(per_namespace)
+            check_log(database, completed, runtime, args)
         finally:
             if runtime == "ray":
                 ray.shutdown()
-        completed = len(per_namespace)
-        check_log(database, completed, args)
     series = peak["series"]
     activations = stats.get("activation_ms") or []
     return {

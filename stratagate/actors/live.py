@@ -1,8 +1,9 @@
 """A role's window on the log: read models kept caught up, and appends with stale detection.
 
 Catch-up folds every event of the namespace in log order, whoever wrote it. An append is
-folded from the events in hand — no read, no decode — when the log shows nothing was written
-in between (the new rows chain onto the last row this state folded); otherwise the state
+folded from the events in hand — no read, no decode; stored shapes are canonical when built
+(``stratagate.events.payloads``), so they fold exactly as replay's decoded copies — when the log
+shows nothing was written in between (the new rows chain onto the last row this state folded); otherwise the state
 catches up first. Appends carry the holder's writer lease, so a fenced writer's rows never land.
 """
 
@@ -95,14 +96,10 @@ class LiveState:
         durable: bool = True,
     ) -> list[StoredEvent]:
         """Append ``events`` atomically to ``stream`` and fold them (and anything before them)."""
+        encoded = [encode(event, f"{command_id}:{i}") for i, event in enumerate(events)]
         try:
             rows = self.store.append(
-                self.namespace,
-                stream,
-                [encode(event, f"{command_id}:{i}") for i, event in enumerate(events)],
-                expected_version,
-                lease=self.lease,
-                durable=durable,
+                self.namespace, stream, encoded, expected_version, lease=self.lease, durable=durable
             )
         except FencedWriterError:
             self.exclusive = False  # another writer owns the namespace now: read what it wrote

@@ -49,6 +49,20 @@ StoredStrategy = Literal[
 StoredRejectReason = Literal["invalid_ref", "duplicate", "not_in_batch", "limit_exceeded"]
 
 
+def canonical(value: Any) -> Any:
+    """JSON-like data with every mapping's keys in sorted order, as the stored text has them:
+    an event built in memory then equals its decoded copy, key order included."""
+    if isinstance(value, dict):
+        return {key: canonical(value[key]) for key in sorted(value)}
+    if isinstance(value, list | tuple):
+        return [canonical(item) for item in value]
+    return value
+
+
+Canonical = Annotated[Any, AfterValidator(canonical)]
+"""Free-form JSON data, kept in canonical key order."""
+
+
 class Data(BaseModel):
     """Base of the stored shapes: frozen, unknown fields rejected."""
 
@@ -57,8 +71,8 @@ class Data(BaseModel):
 
 class ToolTraceData(Data):
     name: str
-    arguments: dict[str, Any] | None = None
-    result: Any = None
+    arguments: Annotated[dict[str, Any] | None, AfterValidator(canonical)] = None
+    result: Canonical = None
 
 
 class MessageData(Data):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from stratagate.events.domain import WEIGHTS, DomainEvent, register
-from stratagate.events.payloads import AssessmentData, ReceiptData
+from stratagate.events.payloads import AssessmentData, ReceiptData, canonical
 
 BatchKind = Literal["events", "elements", "raw", "context"]
 
@@ -21,7 +21,7 @@ class RetrievalBatchRecorded(DomainEvent):
     batch_id: str
     kind: BatchKind
     query: str
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: Annotated[dict[str, Any], AfterValidator(canonical)] = Field(default_factory=dict)
     refs: list[str]
     """Every id a hit carries: event ids; fact and element ids; message and block ids."""
     event_ids: list[str] = Field(default_factory=list)

@@ -92,8 +92,18 @@ def _same_process_alive(holder: Holder) -> bool:
         return False
     except PermissionError:
         pass  # exists, owned by someone else
+    if _zombie(holder.pid):
+        return False  # exited, not yet reaped by its parent
     started = _start_ticks(holder.pid)
     return started is None or started == holder.started
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :].startswith(("Z", "X"))
 
 
 def may_take_over(current: Holder, renewed_at: float, ttl_s: float, *, now: float) -> bool:

@@ -74,7 +74,7 @@ def test_bench_ingest_batches_per_conversation_in_memory(tmp_path: Path) -> None
 def test_bench_namespaces_loses_no_turn(tmp_path: Path) -> None:
     report = bench(
         tmp_path, "bench_namespaces",
-        "--namespaces", "2", "--turns", "12", "--max-live", "1", "--workers", "2",
+        "--namespaces", "2", "--turns", "12", "--max-live", "1", "--workers", "1",
         "--models", "none", timeout=400,
     )  # fmt: skip
     ray_row, inline_row = report["results"]
