@@ -43,11 +43,13 @@ class ReadModel:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        table: dict[type[DomainEvent], list[Handler]] = {}
+        methods: dict[str, Any] = {}  # by name, so a subclass's override replaces the base's
         for klass in reversed(cls.__mro__):
-            for attr in vars(klass).values():
-                for event_type in getattr(attr, "_handles", ()):
-                    table.setdefault(event_type, []).append(attr)
+            methods.update(vars(klass))
+        table: dict[type[DomainEvent], list[Handler]] = {}
+        for attr in methods.values():
+            for event_type in getattr(attr, "_handles", ()):
+                table.setdefault(event_type, []).append(attr)
         cls._handlers = table
 
     def bind(self, models: dict[str, ReadModel]) -> None:

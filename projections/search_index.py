@@ -516,6 +516,22 @@ class SearchIndex(ReadModel):
         return model
 
 
+class EventSearchIndex(SearchIndex):
+    """Only the event-card side of the search index: what the extractor's compact timeline
+    asks ("events related to this block"). Raw messages and element facts are not indexed, so
+    the extractor does not tokenise every message of the namespace (the reader's full index
+    does)."""
+
+    name = "event_search"
+    version = 1
+
+    def _projected(self, event: ProjectionCompleted, recorded: Recorded) -> None:
+        """Element facts are not indexed here."""
+
+    def _turn(self, event: TurnAppended, recorded: Recorded) -> None:
+        """Raw messages are not indexed here."""
+
+
 TieOrder = Callable[[str], tuple[int, str]]
 
 
@@ -631,6 +647,7 @@ __all__ = [
     "EVENT_FIELD_WEIGHTS",
     "FACT_FIELD_WEIGHTS",
     "RAW_SPEAKER_WINDOW",
+    "EventSearchIndex",
     "SearchIndex",
     "event_document",
     "fact_document",

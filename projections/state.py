@@ -17,7 +17,7 @@ from projections.element_facts import ElementsModel
 from projections.jobs import JobsModel
 from projections.pointers import DecayModel
 from projections.read_model import ReadModel, data_digest
-from projections.search_index import SearchIndex
+from projections.search_index import EventSearchIndex, SearchIndex
 from projections.usage import WeightsModel
 from stratagate.events import Recorded, canonical_json
 
@@ -29,19 +29,23 @@ MODEL_ORDER: tuple[type[ReadModel], ...] = (
     JobsModel,
     ElementsModel,
     SearchIndex,
+    EventSearchIndex,
 )
 T = TypeVar("T", bound=ReadModel)
-ALL_MODELS: frozenset[str] = frozenset(cls.name for cls in MODEL_ORDER)
+KNOWN_MODELS: frozenset[str] = frozenset(cls.name for cls in MODEL_ORDER)
+ALL_MODELS: frozenset[str] = KNOWN_MODELS - {"event_search"}
+"""The models a full state holds (``event_search`` is the extractor's part of ``search``)."""
 DEPENDENCIES: dict[str, frozenset[str]] = {
     "elements": frozenset({"events"}),
     "search": frozenset({"blocks", "events", "elements"}),
+    "event_search": frozenset({"events"}),
 }
 
 
 def resolve_components(names: Iterable[str] | None) -> tuple[str, ...]:
     """The requested model names plus their dependencies, in fold order."""
     wanted = set(ALL_MODELS if names is None else names)
-    unknown = wanted - ALL_MODELS
+    unknown = wanted - KNOWN_MODELS
     if unknown:
         raise ValueError(f"unknown read models: {sorted(unknown)}")
     for name in list(wanted):
@@ -158,6 +162,14 @@ class NamespaceState:
     @property
     def search(self) -> SearchIndex:
         return self._get("search", SearchIndex)
+
+    @property
+    def event_search(self) -> SearchIndex:
+        """An index that can rank event cards: the full search index, or its event part."""
+        model = self.models.get("search") or self.models.get("event_search")
+        if not isinstance(model, SearchIndex):
+            raise LookupError("no search index is part of this state")
+        return model
 
     def _get(self, name: str, cls: type[T]) -> T:
         model = self.models.get(name)

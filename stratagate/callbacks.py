@@ -50,6 +50,13 @@ def describe(fn: Callback | None) -> str:
     return f"{module}.{name}" if module else name
 
 
+def is_local(fn: Callback | None) -> bool:
+    """Whether a model runs in this process, deterministically: none (the default rules) or the
+    bundled offline heuristics. Such a call cannot be left half-done by anything but the death
+    of the process itself, so its job's start and result may share one commit."""
+    return fn is None or describe(fn) == OFFLINE
+
+
 def invoke(fn: Callable[..., Any], *arguments: Any) -> Any:
     """Call ``fn`` (sync or async) and return its (awaited) result."""
     result = fn(*arguments)
@@ -79,4 +86,4 @@ def validate_output(model: type[M], value: Any, role: str) -> M:
         raise ModelResponseError(str(exc)) from exc
 
 
-__all__ = ["OFFLINE", "Callback", "describe", "invoke", "resolve", "validate_output"]
+__all__ = ["OFFLINE", "Callback", "describe", "invoke", "is_local", "resolve", "validate_output"]

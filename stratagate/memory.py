@@ -696,7 +696,8 @@ def verify_namespace(
             events_checked=0,
             detail=f"hash chain breaks at global position {bad}",
         )
-    state = replay(store, namespace, until=0)
+    hosted = {name for _, digests in live for name in digests}
+    state = replay(store, namespace, until=0, components=hosted or None)
     mismatched: set[str] = set()
     records = iter_records(store, namespace)
     try:

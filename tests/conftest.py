@@ -35,7 +35,13 @@ def ray_cluster() -> Iterator[None]:
     import tests.support.fakes as fakes
 
     cloudpickle.register_pickle_by_value(fakes)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, namespace="stratagate")
+    ray.init(  # "local": a cluster of our own, never another test run's on this machine
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        namespace="stratagate",
+    )
     yield
     ray.shutdown()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from stratagate.actors.role import Role, Taken, error_text, handles
-from stratagate.callbacks import invoke, resolve, validate_output
+from stratagate.callbacks import Callback, invoke, is_local, resolve, validate_output
 from stratagate.core.layers import deterministic_layers
 from stratagate.core.provenance import build_card
 from stratagate.errors import InvalidInputError, ModelResponseError, UnknownIdError
@@ -41,7 +41,7 @@ class Extractor(Role):
     """The only writer of the extraction stream."""
 
     stream = EXTRACTION
-    components = ("blocks", "decay", "events", "jobs", "search")
+    components = ("blocks", "decay", "events", "jobs", "event_search")
     """``search`` picks the events related to a target block for its compact timeline."""
 
     def pending_blocks(self, *, retry_failed: bool, retry_skipped: bool) -> list[tuple[str, int]]:
@@ -86,9 +86,12 @@ class Extractor(Role):
         return extracted
 
     def _extract(
-        self, extractor: object, block_id: str, position: int, attempt: int
+        self, extractor: Callback, block_id: str, position: int, attempt: int
     ) -> list[EventCard]:
-        self._append(ExtractionStarted(block_id=block_id, attempt=attempt, at=self.options.now()))
+        started = ExtractionStarted(block_id=block_id, attempt=attempt, at=self.options.now())
+        pending = [started] if is_local(extractor) else []  # see Sealer._seal
+        if not pending:
+            self._append(started)
         view = self.view
         target = view.block(block_id)
         thread_id = target.thread_id
@@ -106,22 +109,25 @@ class Extractor(Role):
             ),
         )
         try:
-            result = validate_output(ExtractionResult, invoke(extractor, context), "extractor")  # type: ignore[arg-type]
+            result = validate_output(ExtractionResult, invoke(extractor, context), "extractor")
         except Exception as exc:
             self._append(
-                ExtractionFailed(block_id=block_id, error=error_text(exc), at=self.options.now())
+                *pending,
+                ExtractionFailed(block_id=block_id, error=error_text(exc), at=self.options.now()),
             )
             raise
         now = self.options.now()
         if not result.should_extract:
             reason = result.reason or "the extractor found nothing worth keeping"
-            self._append(ExtractionSkipped(block_id=block_id, reason=reason, at=now))
+            self._append(*pending, ExtractionSkipped(block_id=block_id, reason=reason, at=now))
             return []
         if not result.events:
             failure = ModelResponseError(
                 f"extractor returned no valid events: {result.reason or 'no reason given'}"
             )
-            self._append(ExtractionFailed(block_id=block_id, error=error_text(failure), at=now))
+            self._append(
+                *pending, ExtractionFailed(block_id=block_id, error=error_text(failure), at=now)
+            )
             raise failure
         existing = Taken(self.state.events.records)
         cards: list[EventCard] = []
@@ -139,6 +145,7 @@ class Extractor(Role):
             existing.add(card.id)
             cards.append(card)
         self._append(
+            *pending,
             ExtractionSucceeded(
                 block_id=block_id,
                 reason=result.reason,

@@ -54,7 +54,8 @@ class LiveState:
         can reach the log that was not folded here, so ``refresh`` has nothing to read."""
         self.counters = LiveCounters()
         self.state, self.from_snapshot = hydrate(store, namespace, snapshot_key, components)
-        self._snapshot_position = self.state.position if self.from_snapshot else 0
+        self.snapshot_position = self.state.position if self.from_snapshot else 0
+        """The position of the last snapshot this state wrote or was restored from."""
         self._last_hash: str | None = GENESIS_HASH if self.state.position == 0 else None
         """Hash of the last row folded, when known (unknown after a snapshot restore)."""
 
@@ -128,12 +129,12 @@ class LiveState:
     def snapshot(self) -> None:
         """Write a snapshot of the current state now."""
         save_snapshot(self.store, self.state, self.snapshot_key)
-        self._snapshot_position = self.state.position
+        self.snapshot_position = self.state.position
 
     def _maybe_snapshot(self) -> None:
         if (
             self.snapshot_every
-            and self.state.position - self._snapshot_position >= self.snapshot_every
+            and self.state.position - self.snapshot_position >= self.snapshot_every
         ):
             self.snapshot()
 

@@ -7,14 +7,17 @@ what was applied is recorded in ``ProjectionCompleted`` so replay never re-runs 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
+from projections.jobs import ProjectionJobRecord
 from stratagate.actors.role import Role, error_text, handles
-from stratagate.callbacks import invoke, resolve, validate_output
-from stratagate.core.facts import plan_projection, projection_diagnostic
+from stratagate.callbacks import invoke, is_local, resolve, validate_output
+from stratagate.core.facts import plan_projection, projection_diagnostic, touched_elements
 from stratagate.core.timeutil import partial_bounds
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.events import (
     ELEMENTS,
+    DomainEvent,
     ProjectionClaimed,
     ProjectionCompleted,
     ProjectionFailed,
@@ -59,15 +62,11 @@ class Projector(Role):
     def queue_pending(self, _: QueueProjections | None = None) -> list[str]:
         """One job per group of durable events not yet queued; returns the new job ids."""
         self.refresh()
-        records = self.state.events.records
         job_ids = []
-        for event_ids in list(self.state.jobs.unqueued.values()):
-            live = [e for e in event_ids if e in records]
-            if not live:
-                continue
+        for event_ids in self._unqueued():
             job_id = self.new_id("proj", self.state.jobs.projection)
             self._append(
-                ProjectionQueued(job_id=job_id, source_event_ids=live, at=self.options.now())
+                ProjectionQueued(job_id=job_id, source_event_ids=event_ids, at=self.options.now())
             )
             job_ids.append(job_id)
         return job_ids
@@ -76,30 +75,64 @@ class Projector(Role):
     def run_pending(self, command: RunProjections) -> list[ElementCard]:
         """Queue, then claim → call → complete (or fail) every pending job, if a projector is set.
 
-        With ``retry_failed`` each job that was failed when the run began is retried once."""
-        self.queue_pending(QueueProjections())
+        With ``retry_failed`` each job that was failed when the run began is retried once. A
+        local projector's job is queued, claimed and completed in one commit (see
+        ``Sealer._seal``); a model's claim is durable before the model is called."""
+        self.refresh()
         projector = resolve("element_projector", self.options.element_projector)
+        touched: dict[str, None] = {}
+        if projector is not None and is_local(projector):
+            for event_ids in self._unqueued():
+                job_id = self.new_id("proj", self.state.jobs.projection)
+                queued = ProjectionQueued(
+                    job_id=job_id, source_event_ids=event_ids, at=self.options.now()
+                )
+                touched.update(dict.fromkeys(self._run(projector, job_id, event_ids, 1, [queued])))
+        else:
+            self.queue_pending(QueueProjections())
         if projector is None:
             return []
-        touched: dict[str, None] = {}
         jobs = self.state.jobs.projection
         retries = (
             [j.id for j in jobs.values() if j.status == "failed"] if command.retry_failed else []
         )
-        while True:
-            context = self._claim(retries)
-            if context is None:
-                break
-            try:
-                result = validate_output(
-                    ElementProjectionResult, invoke(projector, context), "element_projector"
-                )
-            except Exception as exc:
-                self.fail(FailProjection(job_id=context.job_id, error=error_text(exc)))
-                raise
-            job = self.complete(CompleteProjection(job_id=context.job_id, result=result))
-            touched.update(dict.fromkeys(job.element_ids))
+        while (job := self._next_job(retries)) is not None:
+            done = self._run(projector, job.id, job.source_event_ids, job.attempts + 1, [])
+            touched.update(dict.fromkeys(done))
         return [self.view.element(element_id) for element_id in touched]
+
+    def _unqueued(self) -> list[list[str]]:
+        """Each group of durable events not yet queued, with the ids still known."""
+        records = self.state.events.records
+        groups = ([e for e in ids if e in records] for ids in self.state.jobs.unqueued.values())
+        return [group for group in groups if group]
+
+    def _run(
+        self,
+        projector: Any,
+        job_id: str,
+        event_ids: list[str],
+        attempt: int,
+        before: list[DomainEvent],
+    ) -> list[str]:
+        """Claim a job, call the projector, record its result; returns the elements touched."""
+        claimed = ProjectionClaimed(job_id=job_id, attempt=attempt, at=self.options.now())
+        pending: list[DomainEvent] = [*before, claimed]
+        if not is_local(projector):
+            self._append(*pending)
+            pending = []
+        context = self._context(job_id, event_ids)
+        try:
+            result = validate_output(
+                ElementProjectionResult, invoke(projector, context), "element_projector"
+            )
+        except Exception as exc:
+            failed = ProjectionFailed(job_id=job_id, error=error_text(exc), at=self.options.now())
+            self._append(*pending, failed)
+            raise
+        completed = self._completion(job_id, event_ids, result)
+        self._append(*pending, completed)
+        return touched_elements(completed.plan)
 
     @handles(ClaimProjection)
     def claim_next(self, command: ClaimProjection) -> ElementProjectionContext | None:
@@ -108,25 +141,29 @@ class Projector(Role):
         self.refresh()
         jobs = self.state.jobs.projection.values()
         failed = [j.id for j in jobs if j.status == "failed"] if command.include_failed else []
-        return self._claim(failed)
+        job = self._next_job(failed)
+        if job is None:
+            return None
+        self._append(
+            ProjectionClaimed(job_id=job.id, attempt=job.attempts + 1, at=self.options.now())
+        )
+        return self._context(job.id, job.source_event_ids)
 
-    def _claim(self, retries: list[str]) -> ElementProjectionContext | None:
-        """Claim the oldest pending job, else the first of ``retries`` still failed."""
+    def _next_job(self, retries: list[str]) -> ProjectionJobRecord | None:
+        """The oldest pending job, else the first of ``retries`` still failed."""
         jobs = self.state.jobs.projection
         job = next((j for j in jobs.values() if j.status == "pending"), None)
         while job is None and retries:
             candidate = jobs.get(retries.pop(0))
             if candidate is not None and candidate.status == "failed":
                 job = candidate
-        if job is None:
-            return None
-        self._append(
-            ProjectionClaimed(job_id=job.id, attempt=job.attempts + 1, at=self.options.now())
-        )
+        return job
+
+    def _context(self, job_id: str, event_ids: list[str]) -> ElementProjectionContext:
         view = self.view
         return ElementProjectionContext(
-            job_id=job.id,
-            events=[view.event(e) for e in job.source_event_ids if e in self.state.events.records],
+            job_id=job_id,
+            events=[view.event(e) for e in event_ids if e in self.state.events.records],
             existing_elements=view.elements(),
         )
 
@@ -143,30 +180,33 @@ class Projector(Role):
     def complete(self, command: CompleteProjection) -> ElementProjectionJob:
         """Apply a result to a claimed job: only changes citing solely batch events survive."""
         self.refresh()
-        job_id, outcome = command.job_id, command.result
-        self._running(job_id)
-        job = self.state.jobs.projection[job_id]
+        self._running(command.job_id)
+        job = self.state.jobs.projection[command.job_id]
+        self._append(self._completion(job.id, job.source_event_ids, command.result))
+        return self.state.jobs.projection[command.job_id].view()
+
+    def _completion(
+        self, job_id: str, event_ids: list[str], outcome: ElementProjectionResult
+    ) -> ProjectionCompleted:
+        """What a job's result applies: the plan of facts citing only the batch's events."""
         view = self.view
-        batch = [view.event(e) for e in job.source_event_ids if e in self.state.events.records]
+        batch = [view.event(e) for e in event_ids if e in self.state.events.records]
         now = self.options.now()
         plan = plan_projection(
             view.elements(),
             outcome.changes,
-            job.source_event_ids,
+            event_ids,
             at=now,
             new_id=self._element_id,
             event_times={card.id: event_time(card) for card in batch},
         )
-        self._append(
-            ProjectionCompleted(
-                job_id=job_id,
-                reason=outcome.reason,
-                plan=convert(PlanData, plan),
-                diagnostic=projection_diagnostic(plan, len(job.source_event_ids), outcome.reason),
-                at=now,
-            )
+        return ProjectionCompleted(
+            job_id=job_id,
+            reason=outcome.reason,
+            plan=convert(PlanData, plan),
+            diagnostic=projection_diagnostic(plan, len(event_ids), outcome.reason),
+            at=now,
         )
-        return self.state.jobs.projection[job_id].view()
 
     def _element_id(self, prefix: str) -> str:
         """A new element or fact id the namespace does not hold yet."""

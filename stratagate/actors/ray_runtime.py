@@ -55,7 +55,6 @@ from stratagate.errors import (
     DrainTimeoutError,
     RuntimeUnavailableError,
     StorageConflictError,
-    StorageError,
     StrataGateError,
 )
 from stratagate.messages import Message
@@ -65,6 +64,9 @@ from stratagate.store import EventStore, Holder, Lease, open_store
 RAY_NAMESPACE = "stratagate"
 DIRECTORY_NAME = "stratagate-directory"
 CALL_ATTEMPTS = 4
+RELEASE_SNAPSHOT_MIN = 200
+"""A released actor snapshots only when at least this many events came since its last
+snapshot: a short tail replays faster than a snapshot is written."""
 R = TypeVar("R")
 log = logging.getLogger(__name__)
 
@@ -148,22 +150,23 @@ class RoleActor:
             target = current.reader
         return target.handle(message)
 
-    def pipeline(self, namespace: str, forward: bool = True) -> int:
-        """Run this role's stage; on success nudge the next role. Errors wait for ``drain``."""
+    def pipeline(self, namespace: str, forward: bool = True) -> Any:
+        """Run this role's stage and, on success, start the next role's: returns the next
+        stage's reference (``drain`` follows the chain), ``True`` when the chain ended here,
+        ``False`` when it was cut short (an error, kept for ``drain``, or a reassignment)."""
         current = self.current
         stage = stage_of(self.role_name)
         if current is None or current.namespace != namespace or stage is None:
-            return 0  # passivated meanwhile: drain or the next activation finishes the work
+            return False  # passivated meanwhile: drain or the next activation finishes the work
         try:
-            produced = len(current.role.handle(stage))
+            current.role.handle(stage)
         except Exception as exc:  # the job state is durable; the caller sees it at drain()
             current.errors.append(exc)
-            return 0
+            return False
         following = DOWNSTREAM[self.role_name]
-        if forward and following is not None:
-            with contextlib.suppress(RayActorError):
-                current.peers[following].pipeline.remote(namespace, True)
-        return produced
+        if not forward or following is None:
+            return True
+        return current.peers[following].pipeline.remote(namespace, True)
 
     def configure(self, namespace: str, options: MemoryOptions) -> None:
         """Adopt another opener's options (callbacks, clock, ids) for later calls."""
@@ -186,12 +189,13 @@ class RoleActor:
         return role.state.position
 
     def release(self) -> int:
-        """Stop serving the current namespace (snapshot first when it moved); back to the pool."""
+        """Stop serving the current namespace (snapshot first when a long tail accumulated);
+        back to the pool."""
         current, self.current = self.current, None
         if current is None:
             return 0
         live = current.role.live
-        if live.state.position > current.hydrated_at:
+        if live.state.position - live.snapshot_position >= RELEASE_SNAPSHOT_MIN:
             live.snapshot()
         return live.state.position
 
@@ -540,16 +544,26 @@ class RayRuntime:
         self._pending.append(self._handles["sealer"].pipeline.remote(self.namespace, True))
 
     def drain(self, timeout: float | None = None) -> None:
-        """Wait for background runs, then run each stage once more and report their errors."""
+        """Wait for background runs to the end of their chains; when one was cut short (an
+        error, a reassignment, a lost actor), run each stage once more and report errors."""
         deadline = None if timeout is None else time.monotonic() + timeout
         pending, self._pending = self._pending, []
+        complete = True
         try:
-            ray.get(pending, timeout=timeout)
+            while pending:
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                results = ray.get(pending, timeout=remaining)
+                pending = [r for r in results if isinstance(r, ray.ObjectRef)]
+                complete = complete and all(
+                    r is True or isinstance(r, ray.ObjectRef) for r in results
+                )
         except GetTimeoutError as exc:
             self._pending = pending
             raise DrainTimeoutError(f"background work still busy after {timeout} s") from exc
         except RayActorError:
-            pass  # lost mid-run; the stages below finish the work
+            complete = False  # lost mid-run; the stages below finish the work
+        if complete:
+            return
         namespace = self.namespace
         for role, _ in STAGES:
             if deadline is None:
@@ -583,16 +597,12 @@ class RayRuntime:
 
     def close(self, *, snapshot: bool) -> None:
         """Wait for this handle's background runs; the actors stay for other users of the
-        namespace until the directory passivates them."""
+        namespace until the directory passivates them (which snapshots them then: ``snapshot``
+        is for runtimes that stop with the memory)."""
         if self._pending:
-            with contextlib.suppress(RayActorError, RayTaskError):
-                ray.get(self._pending)
+            with contextlib.suppress(RayActorError, RayTaskError, DrainTimeoutError):
+                self.drain()
             self._pending = []
-        if snapshot:
-            namespace = self.namespace
-            for role in ROLE_CLASSES:
-                with contextlib.suppress(RayActorError, StrataGateError, StorageError):
-                    self._on(role, lambda actor: actor.snapshot.remote(namespace))
         with contextlib.suppress(RayActorError):
             ray.get(self._directory.release.remote(self.database, self.namespace))
 

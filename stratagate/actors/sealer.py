@@ -11,7 +11,7 @@ from __future__ import annotations
 from projections.blocks import ThreadRecord
 from projections.jobs import INTERRUPTED
 from stratagate.actors.role import Role, error_text, handles
-from stratagate.callbacks import describe, invoke, resolve, validate_output
+from stratagate.callbacks import describe, invoke, is_local, resolve, validate_output
 from stratagate.core.decay import normalize_level
 from stratagate.core.default_summary import default_summary
 from stratagate.core.layers import deterministic_layers
@@ -157,16 +157,19 @@ class Sealer(Role):
         turns = thread.tail[:size]
         messages = [m for t in turns for m in t.messages]
         start, end = turns[0].thread_turn, turns[-1].thread_turn
-        self._append(
-            SealStarted(
-                thread_id=thread.thread_id,
-                start_turn=start,
-                end_turn=end,
-                attempt=thread.seal_attempts + 1,
-                at=self.options.now(),
-            )
-        )
         summarizer = resolve("summarizer", self.options.summarizer)
+        started = SealStarted(
+            thread_id=thread.thread_id,
+            start_turn=start,
+            end_turn=end,
+            attempt=thread.seal_attempts + 1,
+            at=self.options.now(),
+        )
+        # A model call is bracketed by two commits (a crash in between leaves the job running,
+        # to be marked interrupted); a local, deterministic one shares a commit with its result.
+        pending = [started] if is_local(summarizer) else []
+        if not pending:
+            self._append(started)
         try:
             if summarizer is None:
                 summary = default_summary(messages)
@@ -174,18 +177,20 @@ class Sealer(Role):
                 summary = validate_output(BlockSummary, invoke(summarizer, messages), "summarizer")
         except Exception as exc:
             self._append(
+                *pending,
                 SealFailed(
                     thread_id=thread.thread_id,
                     start_turn=start,
                     end_turn=end,
                     error=error_text(exc),
                     at=self.options.now(),
-                )
+                ),
             )
             raise
         layers = deterministic_layers(messages)
         block_id = self.new_id("blk", self.state.blocks.blocks)
         self._append(
+            *pending,
             BlockSealed(
                 block_id=block_id,
                 thread_id=thread.thread_id,
@@ -198,7 +203,7 @@ class Sealer(Role):
                 l4_readable=layers.l4_readable,
                 l5_raw=convert_all(MessageData, layers.l5_raw),
                 at=self.options.now(),
-            )
+            ),
         )
         return self.view.block(block_id)
 

@@ -225,7 +225,7 @@ class MemoryView:
             chosen: list[str] = [i for i, r in records.items() if r.status in shown]
         else:
             related = (
-                self.state.search.search_events(related_to, limit=max(1, limit // 2))
+                self.state.event_search.search_events(related_to, limit=max(1, limit // 2))
                 if related_to.strip() and limit > 1
                 else []
             )
