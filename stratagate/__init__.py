@@ -1,6 +1,6 @@
 """stratagate: long-term memory for AI agents, as an event-sourced actor system.
 
-Everything API.md names is importable from here. Names load on first use (PEP 562), so a Ray
+Everything docs/API.md names is importable from here. Names load on first use (PEP 562), so a Ray
 worker that imports one actor module does not pay for the whole package.
 """
 

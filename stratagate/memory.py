@@ -1,4 +1,4 @@
-"""``StrataGate``: the memory object of API.md, a thin façade over the namespace's actors.
+"""``StrataGate``: the memory object of docs/API.md, a thin façade over the namespace's actors.
 
 Every method validates its input, then asks one role (inline: in this process; Ray: a named
 actor) to decide and append; reads are answered by the weight keeper's read models. The façade
@@ -109,6 +109,9 @@ from stratagate.store.memory import MEMORY_URL
 
 R = TypeVar("R")
 
+MAX_POSITION = 2**63 - 1
+"""The largest global position a log can hold (its column is a signed 64-bit integer)."""
+
 
 def check_namespace(namespace: object) -> str:
     """A namespace is a non-empty printable string."""
@@ -121,7 +124,11 @@ def check_namespace(namespace: object) -> str:
 
 def database_url(database: str | os.PathLike[str]) -> str:
     """A stable identity for a database: URLs as given, file paths made absolute."""
-    text = os.fspath(database)
+    if not isinstance(database, str | os.PathLike):
+        raise InvalidInputError(
+            f"database must be a file path or a URL, not {type(database).__name__}"
+        )
+    text = os.fsdecode(database)
     if "://" in text or text == ":memory:":
         return text
     return str(Path(text).expanduser().resolve())
@@ -424,11 +431,9 @@ class StrataGate:
     def stats(self) -> NamespaceStats:
         """Counts of everything in the namespace, and when its last event was recorded."""
         stats = self._send(GetStats(revision=self.revision))
-        head = self._store.head(self._namespace)
-        last = self._store.read(self._namespace, after=head - 1, limit=1) if head else []
-        if not last:
-            return stats
-        return stats.model_copy(update={"last_event_at": parse_datetime(last[0].recorded_at)})
+        return stats.model_copy(
+            update={"last_event_at": last_event_at(self._store, self._namespace)}
+        )
 
     # -- events -----------------------------------------------------------------------------
 
@@ -630,28 +635,11 @@ class StrataGate:
 
     def history(self, since: int = 0) -> list[HistoryRecord]:
         """Logged domain events after ``since`` (a global position), in order."""
-        if not isinstance(since, int) or since < 0:
-            raise InvalidInputError(f"since must be a non-negative integer, got {since!r}")
-        records: list[HistoryRecord] = []
-        position = since
-        while True:
-            rows = self._store.read(self._namespace, after=position, limit=2000)
-            records.extend(
-                HistoryRecord(
-                    position=row.global_position,
-                    namespace=row.namespace,
-                    stream=row.stream,
-                    stream_version=row.stream_version,
-                    type=row.event_type,
-                    schema_version=row.schema_version,
-                    recorded_at=row.recorded_at,
-                    data=orjson.loads(row.payload),
-                )
-                for row in rows
+        if not isinstance(since, int) or not 0 <= since <= MAX_POSITION:
+            raise InvalidInputError(
+                f"since must be an integer from 0 to {MAX_POSITION}, got {since!r}"
             )
-            if len(rows) < 2000:
-                return records
-            position = rows[-1].global_position
+        return read_history(self._store, self._namespace, since)
 
     def verify(self) -> VerifyReport:
         """Check the hash chain, then rebuild every read model from the log and compare."""
@@ -662,6 +650,38 @@ class StrataGate:
         if not isinstance(position, int) or position < 0:
             raise InvalidInputError(f"position must be a non-negative integer, got {position!r}")
         return MemoryView(replay(self._store, self._namespace, until=position))
+
+
+def read_history(store: EventStore, namespace: str, since: int = 0) -> list[HistoryRecord]:
+    """The namespace's logged domain events after a global position, read from the log (what
+    ``StrataGate.history`` returns; tools that must not open a writer read it this way)."""
+    records: list[HistoryRecord] = []
+    position = since
+    while True:
+        rows = store.read(namespace, after=position, limit=2000)
+        records.extend(
+            HistoryRecord(
+                position=row.global_position,
+                namespace=row.namespace,
+                stream=row.stream,
+                stream_version=row.stream_version,
+                type=row.event_type,
+                schema_version=row.schema_version,
+                recorded_at=row.recorded_at,
+                data=orjson.loads(row.payload),
+            )
+            for row in rows
+        )
+        if len(rows) < 2000:
+            return records
+        position = rows[-1].global_position
+
+
+def last_event_at(store: EventStore, namespace: str) -> datetime | None:
+    """When the namespace's last event was recorded (``None`` for an empty namespace)."""
+    head = store.head(namespace)
+    last = store.read(namespace, after=head - 1, limit=1) if head else []
+    return parse_datetime(last[0].recorded_at) if last else None
 
 
 def verify_namespace(
@@ -721,4 +741,11 @@ def _next_position(store: EventStore, namespace: str, after: int) -> int | None:
     return rows[0].global_position if rows else None
 
 
-__all__ = ["StrataGate", "check_namespace", "database_url", "verify_namespace"]
+__all__ = [
+    "StrataGate",
+    "check_namespace",
+    "database_url",
+    "last_event_at",
+    "read_history",
+    "verify_namespace",
+]

@@ -1,4 +1,4 @@
-"""The data models of the public API (pydantic v2), exactly the fields API.md lists.
+"""The data models of the public API (pydantic v2), exactly the fields docs/API.md lists.
 
 Models are frozen: what a read returns is a value, not a handle into live state. Inputs accept
 the model or a plain ``dict``; ``parse_input`` turns any validation failure into

@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from stratagate import __version__
 from stratagate.errors import (
     ChainVerificationError,
     InvalidInputError,
@@ -52,6 +53,12 @@ exit status:
 """
 
 
+ENV_DATABASE = "STRATAGATE_DATABASE"
+ENV_NAMESPACE = "STRATAGATE_NAMESPACE"
+DEFAULT_DATABASE = "stratagate.db"
+DEFAULT_NAMESPACE = "default"
+
+
 def non_negative(text: str) -> int:
     value = _integer(text)
     if value < 0:
@@ -73,6 +80,11 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
 
 
+def from_environment(name: str, fallback: str) -> str:
+    """An option's default: the environment variable when set and not empty, else ``fallback``."""
+    return os.environ.get(name) or fallback
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every subcommand; each sets ``handler`` to ``module:function``."""
     parser = argparse.ArgumentParser(
@@ -81,10 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"stratagate {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(
-        name: str, handler: str, help_text: str, *, demo: bool = False
+        name: str, handler: str, help_text: str, *, demo: bool = False, per_file: bool = False
     ) -> argparse.ArgumentParser:
         sub = commands.add_parser(
             name,
@@ -93,20 +106,56 @@ def build_parser() -> argparse.ArgumentParser:
             epilog=EPILOG,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+        # The demo never takes its database from the environment: --fresh deletes it.
         sub.add_argument(
             "--database",
-            default="stratagate-demo.db" if demo else "stratagate.db",
-            help="SQLite file path or SQLAlchemy URL (default: %(default)s)",
+            default="stratagate-demo.db"
+            if demo
+            else from_environment(ENV_DATABASE, DEFAULT_DATABASE),
+            help="SQLite file path or SQLAlchemy URL (default: %(default)s"
+            + ("" if demo else f"; ${ENV_DATABASE} when set")
+            + ")",
         )
-        sub.add_argument("--namespace", default="default", help="(default: %(default)s)")
+        if demo:
+            namespace, namespace_help = DEFAULT_NAMESPACE, "(default: %(default)s)"
+        elif per_file and not os.environ.get(ENV_NAMESPACE):
+            namespace = None
+            namespace_help = (
+                f"for every file (default: {DEFAULT_NAMESPACE} for a single file, else one "
+                f"namespace per file named by its stem; ${ENV_NAMESPACE} when set)"
+            )
+        else:
+            namespace = from_environment(ENV_NAMESPACE, DEFAULT_NAMESPACE)
+            namespace_help = f"(default: %(default)s; ${ENV_NAMESPACE} when set)"
+        sub.add_argument(
+            "--namespace",
+            default=namespace,
+            help=f"the namespace (one agent's or user's memory) to work on {namespace_help}",
+        )
         if not demo:
             sub.add_argument("--json", action="store_true", help="print one JSON document")
         sub.set_defaults(handler=handler)
         return sub
 
-    ingest = command("ingest", "commands:ingest", "append the turns of a JSONL or LoCoMo file")
-    ingest.add_argument("file", help="JSONL turns, or a LoCoMo conversation (.json)")
-    ingest.add_argument("--block-turn-size", type=positive, default=None, metavar="N")
+    ingest = command(
+        "ingest",
+        "commands:ingest",
+        "append the turns of JSONL or LoCoMo files, one namespace per file",
+        per_file=True,
+    )
+    ingest.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="JSONL turns or a LoCoMo conversation (.json), or a directory of them",
+    )
+    ingest.add_argument(
+        "--block-turn-size",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="turns per sealed block (default: what the namespace recorded, 12 for a new one)",
+    )
     ingest.add_argument(
         "--models",
         choices=("offline", "none", "openai"),
@@ -114,37 +163,114 @@ def build_parser() -> argparse.ArgumentParser:
         help="offline heuristics, no callbacks, or the OpenAI-compatible endpoint "
         "configured by STRATAGATE_MODEL_* variables (default: %(default)s)",
     )
-    ingest.add_argument("--thread", metavar="THREAD_ID", help="put every turn in this thread")
-    ingest.add_argument("--limit", type=positive, metavar="N", help="only the first N turns")
+    ingest.add_argument(
+        "--thread", metavar="THREAD_ID", help="put every turn in this thread (default: the file's)"
+    )
+    ingest.add_argument(
+        "--limit",
+        type=positive,
+        metavar="N",
+        help="only the first N turns of each file (default: all)",
+    )
+    ingest.add_argument(
+        "--runtime",
+        choices=("inline", "ray"),
+        default="inline",
+        help="run each namespace's roles in this process or as Ray actors (default: %(default)s)",
+    )
+    ingest.add_argument(
+        "--parallel",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="namespaces ingested at once (default: %(default)s)",
+    )
 
     search = command("search", "commands:search", "search events, element facts or raw messages")
-    search.add_argument("query")
-    search.add_argument("--kind", choices=("events", "elements", "raw"), default="events")
-    search.add_argument("--limit", type=positive, default=6, metavar="N")
-    search.add_argument("--thread", metavar="THREAD_ID", help="raw search: only this thread")
+    search.add_argument("query", help="the words to look for (an empty query is an error)")
+    search.add_argument(
+        "--kind",
+        choices=("events", "elements", "raw"),
+        default="events",
+        help="event cards, element facts or raw messages (default: %(default)s)",
+    )
+    search.add_argument(
+        "--limit",
+        type=positive,
+        default=6,
+        metavar="N",
+        help="at most N hits (default: %(default)s)",
+    )
+    search.add_argument(
+        "--thread", metavar="THREAD_ID", help="raw search: only this thread (default: all)"
+    )
 
     context = command("context", "commands:context", "print what recall_context packs")
-    context.add_argument("query")
-    context.add_argument("--thread", metavar="THREAD_ID")
-    context.add_argument("--max-events", type=non_negative, default=4, metavar="N")
-    context.add_argument("--max-elements", type=non_negative, default=4, metavar="N")
-    context.add_argument("--budget", type=positive, default=900, metavar="TOKENS")
+    context.add_argument("query", help="what the model is about to be asked")
+    context.add_argument(
+        "--thread", metavar="THREAD_ID", help="whose block context to add (default: none)"
+    )
+    context.add_argument(
+        "--max-events",
+        type=non_negative,
+        default=4,
+        metavar="N",
+        help="events to pack at most (default: %(default)s)",
+    )
+    context.add_argument(
+        "--max-elements",
+        type=non_negative,
+        default=4,
+        metavar="N",
+        help="element facts to pack at most (default: %(default)s)",
+    )
+    context.add_argument(
+        "--budget",
+        type=positive,
+        default=900,
+        metavar="TOKENS",
+        help="token budget of the packed text (default: %(default)s)",
+    )
 
     expand = command("expand", "commands:expand", "expand a block, an event or an element")
-    expand.add_argument("kind", choices=("block", "event", "element"))
-    expand.add_argument("id")
-    expand.add_argument("--level", metavar="L", help="block: 0-5, L0-L5 or next (default: next)")
-    expand.add_argument("--at", metavar="TIME", help="element: its state as of this ISO time")
+    expand.add_argument(
+        "kind", choices=("block", "event", "element"), help="what ID names: block, event or element"
+    )
+    expand.add_argument("id", help="a block, event or element id, as search and replay print it")
+    expand.add_argument(
+        "--level",
+        metavar="L",
+        help="block: the level to lift it to, 0-5, L0-L5 or next (default: next)",
+    )
+    expand.add_argument(
+        "--at", metavar="TIME", help="element: its state as of this ISO time (default: now)"
+    )
 
     history = command("history", "commands:history", "the namespace's log of domain events")
-    history.add_argument("--since", type=non_negative, default=0, metavar="POSITION")
-    history.add_argument("--limit", type=positive, metavar="N")
-    history.add_argument("--type", metavar="TYPE", help="only events of this type")
+    history.add_argument(
+        "--since",
+        type=non_negative,
+        default=0,
+        metavar="POSITION",
+        help="only events after this global position (default: %(default)s)",
+    )
+    history.add_argument(
+        "--limit", type=positive, metavar="N", help="at most N events (default: all)"
+    )
+    history.add_argument(
+        "--type", metavar="TYPE", help="only events of this type, e.g. BlockSealed (default: all)"
+    )
 
     command("verify", "commands:verify", "check the hash chain and replay the log")
 
     replay = command("replay", "commands:replay", "what the memory knew as of a position")
-    replay.add_argument("--until", type=non_negative, required=True, metavar="POSITION")
+    replay.add_argument(
+        "--until",
+        type=non_negative,
+        required=True,
+        metavar="POSITION",
+        help="the global position to stop at (history prints positions)",
+    )
 
     command("stats", "commands:stats", "counts of everything in the namespace")
     command("namespaces", "commands:namespaces", "every namespace in the database")
@@ -158,10 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``stratagate`` command; returns its exit status."""
-    args = build_parser().parse_args(argv)
-    module_name, _, function = args.handler.partition(":")
-    handler = getattr(importlib.import_module(f"stratagate.cli.{module_name}"), function)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        check_arguments(subcommand(parser, args.command), args)
+        module_name, _, function = args.handler.partition(":")
+        handler = getattr(importlib.import_module(f"stratagate.cli.{module_name}"), function)
         return int(handler(args))
     except StrataGateError as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
@@ -174,6 +302,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+
+
+def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of one subcommand."""
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    found: argparse.ArgumentParser = commands.choices[name]
+    return found
+
+
+def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse what argparse lets through but no command can use: text that is not valid UTF-8
+    (a shell passes such bytes as lone surrogates, which no database or JSON can hold) and an
+    option whose only value was ``--`` (argparse drops it and leaves an empty list)."""
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        label = action.option_strings[0] if action.option_strings else action.dest.upper()
+        if action.nargs is None and isinstance(value, list):
+            raise InvalidInputError(f"argument {label}: expected one value")
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and not is_utf8(text):
+                raise InvalidInputError(f"argument {label} is not valid UTF-8: {text!r}")
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8 (lone surrogates do not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def exit_code(exc: StrataGateError) -> int:

@@ -1,23 +1,30 @@
 """The subcommands of ``stratagate`` (except ``demo``): each takes the parsed arguments, prints
 a table or one JSON document on stdout, and returns the exit status.
 
-Commands that only look (everything but ``ingest`` and ``expand block``) refuse a database or
-namespace that does not exist rather than create it, and open the memory with
-``recover_on_open=False`` so that a concurrent ingest's running jobs are left alone.
+Commands that only look (everything but ``ingest``) refuse a database or namespace that does
+not exist rather than create it. Those that only read (``stats``, ``history``, ``replay``,
+``verify``, ``expand event|element``) read the log without the namespace's writer lease, so they
+run next to an ingest; those that append (``search`` and ``context`` log a retrieval batch,
+``expand block`` a lift) take the lease, and open the memory with ``recover_on_open=False`` so
+that nobody's running jobs are marked interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from projections.replay import hydrate
+from projections.replay import replay as replay_until
 from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.formatting import json_text
-from stratagate.cli.ingest_job import ingest_turns, model_options
+from stratagate.cli.ingest_job import FileResult, job_files, model_options, run_job
 from stratagate.cli.progress import Progress
 from stratagate.cli.render import WIDTH, clip, table
 from stratagate.cli.views import (
@@ -30,11 +37,19 @@ from stratagate.cli.views import (
     raw_hit_lines,
     stats_lines,
 )
-from stratagate.errors import InvalidInputError, StorageError, UnknownIdError
-from stratagate.formats.turn_files import read_turn_file
-from stratagate.memory import StrataGate, verify_namespace
+from stratagate.core.search_text import search_tokens
+from stratagate.errors import InvalidInputError, StorageError, UnknownIdError, WriterBusyError
+from stratagate.events import EVENT_TYPES
+from stratagate.memory import (
+    MAX_POSITION,
+    StrataGate,
+    last_event_at,
+    read_history,
+    verify_namespace,
+)
+from stratagate.read.view import MemoryView
 from stratagate.results import VerifyReport
-from stratagate.store.sql import open_event_store
+from stratagate.store.sql import SqlEventStore, open_event_store
 
 
 class NothingThereError(UnknownIdError):
@@ -60,71 +75,152 @@ def _show(args: argparse.Namespace, value: Any, lines: list[str]) -> None:
 
 # -- opening ---------------------------------------------------------------------------------
 
+SQLITE_URL = "sqlite:///"
+
 
 def require_database(database: str) -> None:
-    """A SQLite path must name an existing file (a looking command never creates one)."""
-    if "://" not in database and not Path(database).is_file():
+    """A SQLite path or ``sqlite:///`` URL must name an existing file (a looking command never
+    creates one)."""
+    path = database.removeprefix(SQLITE_URL) if database.startswith(SQLITE_URL) else database
+    if "://" not in path and not Path(path).is_file():
         raise NothingThereError(f"no database at {database} (nothing has been ingested there)")
 
 
 def log_head(database: str, namespace: str) -> int:
-    """The log's last global position; ``NothingThereError`` unless the namespace exists."""
+    """The log's last global position; ``NothingThereError`` unless the namespace exists.
+
+    The error names no other namespace: in a shared database those are other tenants' names.
+    """
     require_database(database)
     with open_event_store(database, create=False) as store:
-        known = store.namespaces()
-        if namespace not in known:
-            listed = ", ".join(known) or "none"
+        if store.count(namespace) == 0:
             raise NothingThereError(
-                f"unknown namespace {namespace!r} in {database} (namespaces: {listed})"
+                f"unknown namespace {namespace!r} in {database} "
+                "(`stratagate namespaces` lists the namespaces there)"
             )
         return store.global_head()
 
 
 @contextmanager
 def existing_memory(args: argparse.Namespace) -> Iterator[StrataGate]:
-    """The memory of an existing namespace, opened without recovering anyone's running jobs."""
+    """The memory of an existing namespace, for the commands that append to its log (a search
+    logs its batch, ``expand block`` its lift): they take the namespace's writer lease, so they
+    wait until no other memory or process (an ingest) has it open. Nobody's running jobs are
+    recovered."""
     log_head(args.database, args.namespace)
-    with StrataGate.open(args.database, args.namespace, recover_on_open=False) as memory:
+    try:
+        memory = StrataGate.open(args.database, args.namespace, recover_on_open=False)
+    except WriterBusyError as exc:
+        raise WriterBusyError(
+            f"namespace {args.namespace!r} is open for writing in another memory or process "
+            f"(an ingest?); `{args.command}` appends to its log, so run it once that is done "
+            "(stats, history, replay, verify and expand event|element read without waiting)"
+        ) from exc
+    with memory:
         yield memory
+
+
+@contextmanager
+def log_view(args: argparse.Namespace) -> Iterator[tuple[SqlEventStore, MemoryView]]:
+    """The log of an existing namespace and a view of it as of its last event, for the commands
+    that only read: they take no writer lease, so they neither wait for an ingest nor keep one
+    from starting (the view is the inline memory's last snapshot plus the log after it)."""
+    log_head(args.database, args.namespace)
+    with open_event_store(args.database, create=False) as store:
+        state, _ = hydrate(store, args.namespace, INLINE_SNAPSHOT)
+        yield store, MemoryView(state)
+
+
+INLINE_SNAPSHOT = "inline"
+"""The snapshot the inline runtime keeps of a namespace (where a view starts replaying)."""
 
 
 # -- ingest ----------------------------------------------------------------------------------
 
 
 def ingest(args: argparse.Namespace) -> int:
-    """Append a JSONL or LoCoMo file's turns not yet in the namespace."""
-    turn_file = read_turn_file(args.file, thread_id=args.thread, limit=args.limit)
+    """Append the turns of files not yet in their namespaces, several namespaces at once."""
+    files = job_files(args.paths, args.namespace, thread_id=args.thread, limit=args.limit)
     options = model_options(args.models)
     if args.block_turn_size is not None:
         options["block_turn_size"] = args.block_turn_size
-    with StrataGate.open(args.database, args.namespace, **options) as memory:
-        progress = Progress(len(turn_file.turns), sys.stderr)
-        report = ingest_turns(memory, turn_file.turns, progress)
+    if args.runtime == "ray":
+        options.update(runtime="ray", max_live_namespaces=max(args.parallel, 8))
+    namespaces = len({file.namespace for file in files})
+    started = time.monotonic()
+    total = sum(len(file.turns) for file in files)
+    # Ray prints its raylet's warnings on stdout: keep them off the table or JSON document.
+    quiet = contextlib.redirect_stdout(sys.stderr) if args.runtime == "ray" else nullcontext()
+    with quiet, Progress(total, sys.stderr, namespaces=namespaces) as progress:
+        results = run_job(args.database, files, options, parallel=args.parallel, progress=progress)
+    elapsed = time.monotonic() - started
+    appended = sum(result.report.appended for result in results)
+    skipped = sum(result.report.skipped for result in results)
     if args.json:
         emit_json(
             {
-                "file": str(args.file),
-                "kind": turn_file.kind,
                 "database": args.database,
-                "namespace": args.namespace,
-                **report.as_dict(),
+                "runtime": args.runtime,
+                "parallel": args.parallel,
+                "namespaces": namespaces,
+                "turns": {"total": total, "appended": appended, "skipped": skipped},
+                "elapsed_s": round(elapsed, 3),
+                "files": [result.as_dict() for result in results],
             }
         )
         return EXIT_OK
-    print(f"ingested {args.file} ({turn_file.kind}, {report.total} turns) into {args.namespace}")
-    emit(report.summary_lines())
+    rate = appended / elapsed if elapsed > 0 else 0.0
+    at_once = min(args.parallel, namespaces)
+    print(
+        clip(
+            f"ingested {len(files)} file(s) into {namespaces} namespace(s) of {args.database} "
+            f"({args.runtime}, {at_once} at once)",
+            WIDTH,
+        )
+    )
+    emit(ingest_table(results))
+    print(f"turns     {appended} appended, {skipped} skipped (already in), {total} in all")
+    print(f"elapsed   {elapsed:.1f} s ({rate:.1f} turns/s)")
     return EXIT_OK
+
+
+def ingest_table(results: Sequence[FileResult]) -> list[str]:
+    """One row per file: its namespace's turns, blocks, events and elements after it."""
+    rows = []
+    for result in results:
+        report, before, after = result.report, result.report.before, result.report.after
+        rows.append(
+            [
+                result.file.namespace,
+                str(report.total),
+                str(report.appended),
+                str(report.skipped),
+                f"{after.blocks} (+{after.blocks - before.blocks})",
+                f"{after.events} (+{after.events - before.events})",
+                f"{after.elements} (+{after.elements - before.elements})",
+                str(after.revision),
+                result.file.path,
+            ]
+        )
+    headers = ["NAMESPACE", "TURNS", "APPENDED", "SKIPPED", "BLOCKS", "EVENTS", "ELEMENTS"]
+    return table([*headers, "REVISION", "FILE"], rows)
 
 
 # -- retrieval -------------------------------------------------------------------------------
 
 
 def search(args: argparse.Namespace) -> int:
-    """Ranked events, element facts or raw messages for a query (the batch is logged)."""
+    """Ranked events, element facts or raw messages for a query (the batch is logged).
+
+    A query with no searchable words (empty, blanks, punctuation) is an input error: it would
+    rank arbitrary memories and log them as a retrieval batch.
+    """
+    if not search_tokens(args.query):
+        raise InvalidInputError(f"the query {args.query!r} has no words to search for")
     with existing_memory(args) as memory:
         if args.kind == "events":
             hits: Any = memory.search_events(args.query, limit=args.limit)
-            lines = event_hit_lines(hits)
+            lines = event_hit_lines(hits, turn=memory.turn)
         elif args.kind == "elements":
             hits = memory.search_elements(args.query, limit=args.limit)
             lines = element_hit_lines(hits)
@@ -168,14 +264,15 @@ def expand(args: argparse.Namespace) -> int:
         raise InvalidInputError("--level applies to blocks only")
     if args.kind != "element" and args.at is not None:
         raise InvalidInputError("--at applies to elements only")
-    with existing_memory(args) as memory:
-        if args.kind == "block":
+    if args.kind == "block":
+        with existing_memory(args) as memory:
             return _expand_block(memory, args)
+    with log_view(args) as (_, view):
         if args.kind == "event":
-            expanded = memory.expand_event(args.id)
+            expanded = view.expand_event(args.id)
             _show(args, expanded, expanded_event_lines(expanded))
             return EXIT_OK
-        card = memory.expand_element(args.id, args.at)
+        card = view.expand_element(args.id, args.at)
     _show(args, card, element_lines(card, as_of=args.at))
     return EXIT_OK
 
@@ -199,8 +296,15 @@ def _expand_block(memory: StrataGate, args: argparse.Namespace) -> int:
 
 def history(args: argparse.Namespace) -> int:
     """The namespace's log after a position, optionally of one event type."""
-    with existing_memory(args) as memory:
-        records = memory.history(since=args.since)
+    if args.type is not None and args.type not in EVENT_TYPES:
+        raise InvalidInputError(
+            f"unknown event type {args.type!r}; the types are {', '.join(sorted(EVENT_TYPES))}"
+        )
+    if args.since > MAX_POSITION:
+        raise InvalidInputError(f"--since must be at most {MAX_POSITION}, got {args.since}")
+    log_head(args.database, args.namespace)
+    with open_event_store(args.database, create=False) as store:
+        records = read_history(store, args.namespace, args.since)
     if args.type is not None:
         records = [r for r in records if r.type == args.type]
     if args.limit is not None:
@@ -230,16 +334,18 @@ def verify(args: argparse.Namespace) -> int:
 
 
 def _verify_report(database: str, namespace: str) -> VerifyReport:
-    """``StrataGate.verify()``; when a damaged log cannot even be opened, the chain check alone."""
-    try:
-        with StrataGate.open(database, namespace, recover_on_open=False) as memory:
-            return memory.verify()
-    except StorageError:
-        with open_event_store(database, create=False) as store:
+    """What ``StrataGate.verify()`` checks, without a writer lease: the hash chain, then a full
+    replay compared with the read models as a memory would open them (snapshot + log tail).
+    When those cannot even be loaded from a damaged log, the chain check and replay alone."""
+    with open_event_store(database, create=False) as store:
+        try:
+            state, _ = hydrate(store, namespace, INLINE_SNAPSHOT)
+        except StorageError:
             report = verify_namespace(store, namespace, [])
-        if report.ok:
-            raise
-        return report
+            if report.ok:
+                raise
+            return report
+        return verify_namespace(store, namespace, [(state.position, state.digests())])
 
 
 def replay(args: argparse.Namespace) -> int:
@@ -247,9 +353,9 @@ def replay(args: argparse.Namespace) -> int:
     head = log_head(args.database, args.namespace)
     if args.until > head:
         raise InvalidInputError(f"position {args.until} is past the end of the log ({head})")
-    with existing_memory(args) as memory:
-        revision = sum(1 for record in memory.history() if record.position <= args.until)
-        view = memory.state_at(args.until)
+    with open_event_store(args.database, create=False) as store:
+        revision = sum(1 for r in read_history(store, args.namespace) if r.position <= args.until)
+        view = MemoryView(replay_until(store, args.namespace, until=args.until))
     stats = view.stats(revision)
     blocks, events, elements = view.blocks(), view.events(), view.elements()
     if args.json:
@@ -280,9 +386,11 @@ def replay(args: argparse.Namespace) -> int:
 
 
 def stats(args: argparse.Namespace) -> int:
-    """Counts of everything in the namespace."""
-    with existing_memory(args) as memory:
-        counts = memory.stats()
+    """Counts of everything in the namespace (what ``StrataGate.stats()`` returns)."""
+    with log_view(args) as (store, view):
+        counts = view.stats(store.count(args.namespace)).model_copy(
+            update={"last_event_at": last_event_at(store, args.namespace)}
+        )
     _show(args, counts, stats_lines(counts))
     return EXIT_OK
 

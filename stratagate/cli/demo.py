@@ -61,7 +61,8 @@ def demo(args: argparse.Namespace) -> int:
     print("stratagate demo: long-term memory of a sample project conversation")
     print(f"database {args.database} · namespace {args.namespace} · offline models (no LLM)")
     with StrataGate.open(args.database, args.namespace, **model_options("offline")) as memory:
-        report = ingest_turns(memory, turns, Progress(len(turns), sys.stderr))
+        with Progress(len(turns), sys.stderr) as progress:
+            report = ingest_turns(memory, turns, progress)
         _ingest_section(report, threads)
         _blocks_section(memory, threads)
         _events_section(memory)
@@ -181,7 +182,7 @@ def _retrieval_section(memory: StrataGate) -> bool:
     )
     print(f"$ stratagate search {SEARCH_QUERY}")
     hits = memory.search_events(SEARCH_QUERY, limit=3)
-    emit(event_hit_lines(hits) if hits else [f"no events match {SEARCH_QUERY!r}"])
+    emit(event_hit_lines(hits, turn=memory.turn) if hits else [f"no events match {SEARCH_QUERY!r}"])
     if hits:
         print(f"\n$ stratagate expand event {hits[0].id}")
         emit(expanded_event_lines(memory.expand_event(hits[0].id)))

@@ -1,12 +1,18 @@
-"""Ingest progress on stderr: a redrawn bar on a terminal, an occasional plain line otherwise."""
+"""Ingest progress on stderr: a redrawn bar on a terminal, an occasional plain line otherwise.
+
+One ``Progress`` covers a whole job (every file and namespace); workers on several threads
+report into it.
+"""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from types import TracebackType
 from typing import TextIO
 
-from stratagate.cli.render import progress_line
+from stratagate.cli.render import display_width, progress_line
 
 REDRAW_EVERY_S = 0.1
 """Terminal: the fastest the bar is redrawn."""
@@ -16,43 +22,78 @@ PLAIN_EVERY_S = 10.0
 
 
 class Progress:
-    """Reports ``done/total`` turns and turns/s while an ingest runs."""
+    """Reports turns done of ``total``, namespaces done (when more than one), turns/s and ETA.
+
+    Use it as a context manager (or call ``finish``) so that the bar's line is ended.
+    """
 
     def __init__(
         self,
         total: int,
         stream: TextIO,
         *,
+        namespaces: int = 1,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.total = total
+        self.namespaces = namespaces
         self.stream = stream
         self.clock = clock
         self.interactive = _is_terminal(stream)
         self.started = clock()
+        self.done = 0
+        self.namespaces_done = 0
         self._last_shown = self.started
-        self._shown_any = False
+        self._drawn_width = 0
+        self._lock = threading.Lock()
 
-    def update(self, done: int) -> None:
-        """Record that ``done`` turns are through; redraw or print when it is time."""
-        now = self.clock()
-        every = REDRAW_EVERY_S if self.interactive else PLAIN_EVERY_S
-        if now - self._last_shown < every and done < self.total:
-            return
-        self._last_shown = now
-        line = progress_line(done, self.total, now - self.started)
-        if self.interactive:
-            self.stream.write("\r" + line)
-            self._shown_any = True
-        elif done < self.total:
-            self.stream.write(f"ingest: {line}\n")
-        self.stream.flush()
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.finish()
+
+    def advance(self, turns: int = 0, *, namespaces: int = 0) -> None:
+        """Record more turns (and namespaces) through; redraw or print when it is time."""
+        with self._lock:
+            self.done += turns
+            self.namespaces_done += namespaces
+            now = self.clock()
+            every = REDRAW_EVERY_S if self.interactive else PLAIN_EVERY_S
+            finished = self.done >= self.total and self.namespaces_done >= self.namespaces
+            if now - self._last_shown < every and not finished:
+                return
+            self._last_shown = now
+            line = progress_line(
+                self.done,
+                self.total,
+                now - self.started,
+                namespaces=(self.namespaces_done, self.namespaces) if self.namespaces > 1 else None,
+            )
+            if self.interactive:
+                self._redraw(line)
+            elif not finished:
+                self.stream.write(f"ingest: {line}\n")
+            self.stream.flush()
+
+    def _redraw(self, line: str) -> None:
+        """Overwrite the bar in place; blanks cover what a longer previous line left behind."""
+        width = display_width(line)
+        self.stream.write("\r" + line + " " * max(0, self._drawn_width - width))
+        self._drawn_width = width
 
     def finish(self) -> None:
         """End the bar's line so later output starts on a fresh one."""
-        if self.interactive and self._shown_any:
-            self.stream.write("\n")
-            self.stream.flush()
+        with self._lock:
+            if self.interactive and self._drawn_width:
+                self.stream.write("\n")
+                self.stream.flush()
+                self._drawn_width = 0
 
 
 def _is_terminal(stream: TextIO) -> bool:

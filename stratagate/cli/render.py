@@ -3,6 +3,7 @@ wrapping, aligned tables and the progress line. Pure functions, no I/O."""
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -115,13 +116,40 @@ def table(
     return lines
 
 
-def progress_line(done: int, total: int, elapsed: float, *, bar: int = 30) -> str:
-    """``[#######.......]  40/96 turns  12.3 turns/s`` (rate 0 until time has passed)."""
+def progress_line(
+    done: int,
+    total: int,
+    elapsed: float,
+    *,
+    namespaces: tuple[int, int] | None = None,
+    bar: int = 30,
+) -> str:
+    """``[#####.....] 40/96 turns · 1/3 namespaces · 12.3 turns/s · ETA 5s``.
+
+    ``namespaces`` (done, total) is shown when given; the rate is 0 until time has passed, and
+    the ETA is shown once there is a rate and work is left.
+    """
     share = done / total if total else 1.0
     filled = min(bar, round(share * bar))
     rate = done / elapsed if elapsed > 0 else 0.0
-    count = f"{done:>{len(str(total))}}/{total}"
-    return f"[{'#' * filled}{'.' * (bar - filled)}] {count} turns  {rate:.1f} turns/s"
+    parts = [f"[{'#' * filled}{'.' * (bar - filled)}] {done:>{len(str(total))}}/{total} turns"]
+    if namespaces is not None:
+        finished, count = namespaces
+        parts.append(f"{finished:>{len(str(count))}}/{count} namespaces")
+    parts.append(f"{rate:.1f} turns/s")
+    if rate > 0 and done < total:
+        parts.append(f"ETA {duration((total - done) / rate)}")
+    return " · ".join(parts)
+
+
+def duration(seconds: float) -> str:
+    """``8s``, ``3m05s``, ``2h07m``: a span of time, rounded up to the unit shown."""
+    whole = math.ceil(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
 
 
 __all__ = [
@@ -130,6 +158,7 @@ __all__ = [
     "char_width",
     "clip",
     "display_width",
+    "duration",
     "one_line",
     "pad",
     "progress_line",

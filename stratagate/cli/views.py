@@ -29,8 +29,11 @@ DETAIL = " " * 8
 """Indent of a hit's detail lines (under its title, past the score column)."""
 
 
-def event_hit_lines(hits: Sequence[EventHit]) -> list[str]:
-    """Score, id and title per hit, then its time axes and provenance."""
+def event_hit_lines(hits: Sequence[EventHit], *, turn: int) -> list[str]:
+    """Score, id and title per hit, then its time axes, its status and weight, its provenance.
+
+    ``turn`` is the namespace's current turn, from which a weight's age is told.
+    """
     lines = [f"{'SCORE':<6}  {'EVENT':<36}  TITLE"]
     for hit in hits:
         card = hit.event
@@ -38,10 +41,11 @@ def event_hit_lines(hits: Sequence[EventHit]) -> list[str]:
         lines.append(
             clip(
                 f"{DETAIL}happened {happened(card.temporal)} · mentioned "
-                f"{mentioned(card.temporal)} · {card.status} · weight {hit.weight:.2f}",
+                f"{mentioned(card.temporal)}",
                 WIDTH,
             )
         )
+        lines.append(clip(f"{DETAIL}{card.status} · {weight_note(card, hit.weight, turn)}", WIDTH))
         lines.append(clip(f"{DETAIL}from {provenance(card)}", WIDTH))
     return lines
 
@@ -81,6 +85,28 @@ def raw_hit_lines(hits: Sequence[RawHit]) -> list[str]:
             )
         )
     return lines
+
+
+def weight_note(card: EventCard, weight: float, turn: int) -> str:
+    """The event's memory weight with what it comes from: ``weight 0.41 (used 2×, last 6 turns
+    ago)``, ``weight 0.02 (never used, created 30 turns ago)``, ``weight 1.00 (pinned)``.
+
+    A weight decays with the turns since the memory was created or last used in an answer
+    (``record_memory_use``); search alone never raises it.
+    """
+    state = card.weight
+    uses = state.mention_count - 1
+    used = f"used {uses}×" if uses else "never used"
+    if card.status in ("forgotten", "archived"):
+        reason: str = card.status
+    elif state.pinned:
+        reason = "pinned" + (f", {used}" if uses else "")
+    else:
+        age = max(0, turn - state.last_adopted_turn)
+        reason = f"{used}, {'last' if uses else 'created'} {age} turns ago"
+        if state.floor_weight > 0:
+            reason += f", floor {state.floor_weight:.2f}"
+    return f"weight {weight:.2f} ({reason})"
 
 
 def provenance(card: EventCard) -> str:
@@ -155,12 +181,13 @@ def element_lines(
     as_of: str | None = None,
     event_titles: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """An element: name, type and id; its current state; its facts with validity intervals.
+    """An element: name, type and id; its state (``now``, or ``then`` as of ``as_of``); its facts
+    with validity intervals.
 
     Closed facts (superseded, disputed or ended) come first: they are the element's history;
-    links to events come last. With ``max_facts`` the rest of the facts is summarised in one line. Values that are event
-    ids (``participated_in``, ``mentioned_in``) are shown as the events' titles when
-    ``event_titles`` knows them.
+    links to events come last. With ``max_facts`` the rest of the facts is summarised in one
+    line. Values that are event ids (``participated_in``, ``mentioned_in``) are shown as the
+    events' titles when ``event_titles`` knows them.
     """
     titles = event_titles or {}
 
@@ -168,6 +195,7 @@ def element_lines(
         return f'"{titles[value]}"' if value in titles else value
 
     when = f" · as of {as_of}" if as_of else ""
+    state_label = "then" if as_of else "now"
     lines = [clip(f"{card.name} ({card.type})  {card.id}{when}", WIDTH)]
     if card.aliases:
         lines.append(clip(f"  aliases  {', '.join(card.aliases)}", WIDTH))
@@ -177,7 +205,7 @@ def element_lines(
         else:
             noun = "event(s)" if value and all(v in titles for v in value) else "value(s)"
             now = f"{len(value)} {noun}: {'; '.join(shown(v) for v in value)}"
-        lines.append(clip(f"  now      {key}: {now}", WIDTH))
+        lines.append(clip(f"  {state_label:<8} {key}: {now}", WIDTH))
     facts = sorted(
         card.facts,
         key=lambda f: (not _is_closed(f), isinstance(f.value, str) and f.value in titles),
@@ -261,4 +289,5 @@ __all__ = [
     "provenance",
     "raw_hit_lines",
     "stats_lines",
+    "weight_note",
 ]

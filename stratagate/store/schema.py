@@ -1,6 +1,6 @@
 """The tables of the event store and the layout version that guards them.
 
-``stratagate_events`` is the log (its columns are the public "Log schema" of API.md).
+``stratagate_events`` is the log (its columns are the public "Log schema" of docs/API.md).
 ``stratagate_heads`` holds one row per namespace — last position, last hash, row count —
 written in the same transaction as every append, so ``head``/``count``/``namespaces`` and the
 next ``prev_hash`` cost one key lookup however long the log is. ``stratagate_leases`` holds the

@@ -489,12 +489,17 @@ class SqlEventStore:
 
 
 def _engine_for(database: str | os.PathLike[str], *, create: bool) -> Engine:
-    """Build the engine ``database`` names; bad names raise ``StorageError``."""
+    """Build the engine ``database`` names: a name that is no text raises ``InvalidInputError``,
+    one no backend can use ``StorageError``."""
     if not isinstance(database, str | os.PathLike):
-        raise StorageError(f"database must be a path or a URL, not {type(database).__name__}")
-    name = os.fspath(database)
-    if isinstance(name, bytes):
-        name = os.fsdecode(name)
+        raise InvalidInputError(
+            f"database must be a file path or a URL, not {type(database).__name__}"
+        )
+    name = os.fsdecode(database)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError as exc:  # undecodable bytes of a file name: SQLite cannot open it
+        raise InvalidInputError(f"database {name!r} is not valid UTF-8") from exc
     if name == ":memory:":
         return _sqlite_memory_engine()
     if "://" not in name:
@@ -528,7 +533,12 @@ def _sqlite_file_engine(path: Path, *, create: bool) -> Engine:
     if not str(path):
         raise StorageError("a SQLite database needs a file path")
     if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a parent is a file, or cannot be made (/proc, permissions)
+            raise StorageError(
+                f"cannot make the directory of the database {path}: {exc.strerror or exc}"
+            ) from exc
     elif not path.is_file():
         raise StorageError(f"no event store at {path} (create=False)")
     engine = create_engine(URL.create("sqlite", database=str(path)))
@@ -568,7 +578,11 @@ def _postgres_engine(url: URL) -> Engine:
             pool_pre_ping=True,
             connect_args={"connect_timeout": POSTGRES_CONNECT_TIMEOUT_S},
         )
-    except (ArgumentError, ImportError) as exc:
+    except ImportError as exc:
+        raise StorageError(
+            "PostgreSQL needs psycopg 3, which is not installed: pip install 'stratagate[postgres]'"
+        ) from exc
+    except ArgumentError as exc:
         raise StorageError(f"cannot use PostgreSQL URL {url!r}: {exc}") from exc
 
 

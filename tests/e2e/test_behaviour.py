@@ -1,4 +1,4 @@
-"""The API.md behaviour suite: every row, run once inline and once on a real local Ray.
+"""The docs/API.md behaviour suite: every row, run once inline and once on a real local Ray.
 
 Each test is a scenario over one namespace (a Ray namespace costs four actor processes), and
 asserts what a caller observes through the public API only.

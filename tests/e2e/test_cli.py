@@ -7,113 +7,30 @@ them, and the demo from a temporary working directory.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
-import shutil
-import sqlite3
-import subprocess
-import sys
+import argparse
+import importlib.metadata
+import re
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from stratagate.cli.app import main
-from stratagate.formats.locomo import default_data_dir
+from stratagate import StrataGate
+from stratagate.cli.app import build_parser, main
 from tests.support.chat_server import ChatServer, error
-
-WORKTREE = Path(__file__).resolve().parents[2]
-LOCOMO = default_data_dir() / "conv-26.json"
-
-ALPHA = [
-    ("We're starting Tidepool, a tide-chart app for the harbour office.", "Noted: Tidepool."),
-    ("Stack: we'll use npm for packages.", "Fine: npm with a lockfile."),
-    ("For hosting, let's go with Heroku in the EU region.", "Noted: Heroku, EU region."),
-    ("Plan: ship the beta next week.", "Beta due next week."),
-    ("Marta will review the designs on Friday.", "Design review with Marta on Friday."),
-    ("ok thanks", "You're welcome."),
-    ("npm installs are too slow on CI. Let's switch to pnpm then.", "Switching to pnpm."),
-    ("Decided: we move hosting from Heroku to Render.", "Noted: Render instead of Heroku."),
-    ("The beta shipped today.", "Congratulations on the beta."),
-    ("Marta is on leave until Monday.", "Noted."),
-    ("We prefer squash merges.", "Squash merges it is."),
-    ("ok", "ok"),
-]
-BETA = [
-    ("Separate thread for hiring: we'll hire a tester in June.", "Hiring a tester in June."),
-    ("The job post goes out tomorrow.", "Job post tomorrow."),
-    ("Interviews start next Monday.", "Interviews next Monday."),
-    ("thanks", "welcome"),
-]
-
-
-def write_turns(path: Path) -> Path:
-    """16 turns in threads alpha and beta; odd alpha lines carry no receipt id."""
-    items: list[dict[str, Any]] = []
-    for i, (user, assistant) in enumerate(ALPHA):
-        item = {"user": user, "assistant": assistant, "thread_id": "alpha"}
-        item["created_at"] = f"2026-05-{i + 1:02d}T09:00:00Z"
-        if i % 2 == 0:
-            item["receipt_id"] = f"alpha-{i + 1}"
-        items.append(item)
-    for i, (user, assistant) in enumerate(BETA):
-        item = {"user": user, "assistant": assistant, "thread_id": "beta"}
-        items.append({**item, "created_at": f"2026-05-{i + 13:02d}T10:00:00Z"})
-    path.write_bytes(jsonl_lines(*items) + b"\n\n")
-    return path
-
-
-def jsonl_lines(*items: dict[str, Any]) -> bytes:
-    return b"\n".join(orjson.dumps(item) for item in items)
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """``main(argv)`` in this process: exit status, stdout, stderr."""
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
-    code, out, err = run(capsys, *argv, "--json")
-    assert code == 0, err
-    return orjson.loads(out)
-
-
-def quiet_main(*argv: str) -> int:
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        return main(list(argv))
-
-
-def cli_process(*argv: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """``python -m stratagate argv`` as a real process with this worktree on its path."""
-    env = {**os.environ, "PYTHONPATH": str(WORKTREE)}
-    return subprocess.run(
-        [sys.executable, "-m", "stratagate", *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def db_rows(database: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    """Run one statement with the sqlite3 module (committed) and return its rows."""
-    with contextlib.closing(sqlite3.connect(database)) as conn:
-        rows = conn.execute(sql, params).fetchall()
-        conn.commit()
-        return rows
-
-
-def copy_db(source: Path, target: Path) -> Path:
-    """A copy of a SQLite database at rest, with its write-ahead log."""
-    for suffix in ("", "-wal"):
-        if Path(f"{source}{suffix}").exists():
-            shutil.copy(f"{source}{suffix}", f"{target}{suffix}")
-    return target
+from tests.support.cli import (
+    ALPHA,
+    LOCOMO,
+    cli_process,
+    copy_db,
+    db_rows,
+    jsonl_lines,
+    quiet_main,
+    run,
+    run_json,
+    write_turns,
+)
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +50,49 @@ def db(shared_db: Path) -> list[str]:
     return ["--database", str(shared_db)]
 
 
+# -- options and help ------------------------------------------------------------------------
+
+
+def subcommand_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(commands.choices)
+
+
+def test_version_is_the_installed_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"stratagate {importlib.metadata.version('stratagate')}\n"
+
+
+def test_every_argument_says_what_it_is_and_its_default() -> None:
+    for name, sub in subcommand_parsers(build_parser()).items():
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            where = (name, action.dest)
+            assert action.help and action.help.strip(), f"no help: {where}"
+            if action.default not in (None, False):
+                assert "%(default)s" in action.help, f"default not shown: {where}"
+        assert "%(default)s" not in sub.format_help()  # every placeholder was filled in
+
+
+def test_database_and_namespace_default_to_the_environment(
+    shared_db: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STRATAGATE_DATABASE", str(shared_db))
+    monkeypatch.setenv("STRATAGATE_NAMESPACE", "default")
+    assert run_json(capsys, "stats")["turns"] == 16
+    monkeypatch.setenv("STRATAGATE_NAMESPACE", "elsewhere")
+    code, _, err = run(capsys, "stats")
+    assert code == 3 and "unknown namespace 'elsewhere'" in err
+    assert run_json(capsys, "stats", "--namespace", "default")["turns"] == 16  # flags win
+    help_text = subcommand_parsers(build_parser())["stats"].format_help()
+    assert str(shared_db) in help_text and "STRATAGATE_DATABASE" in help_text
+    demo = subcommand_parsers(build_parser())["demo"].parse_args([])
+    assert demo.database == "stratagate-demo.db"  # --fresh deletes it: never the user's database
+
+
 # -- ingest ----------------------------------------------------------------------------------
 
 
@@ -141,16 +101,22 @@ def test_ingest_jsonl_is_resumable(tmp_path: Path, capsys: pytest.CaptureFixture
     database = ["--database", str(tmp_path / "m.db"), "--block-turn-size", "4"]
 
     first = run_json(capsys, "ingest", str(turns), *database, "--limit", "5")
-    assert first["kind"] == "jsonl"
-    assert first["turns"] == {"total": 5, "appended": 5, "skipped": 0}
+    [file] = first["files"]
+    assert (file["kind"], file["namespace"], file["file"]) == ("jsonl", "default", str(turns))
+    assert first["turns"] == file["turns"] == {"total": 5, "appended": 5, "skipped": 0}
 
     code, out, _ = run(capsys, "ingest", str(turns), *database)
     assert code == 0
-    assert "11 appended, 5 skipped (already in)" in out
-    assert "4 blocks (+3)" in out
+    assert "11 appended, 5 skipped (already in), 16 in all" in out
+    header, row = out.splitlines()[1:3]
+    assert header.split() == [
+        "NAMESPACE", "TURNS", "APPENDED", "SKIPPED", "BLOCKS", "EVENTS", "ELEMENTS", "REVISION",
+        "FILE",
+    ]  # fmt: skip
+    assert row.split()[:6] == ["default", "16", "11", "5", "4", "(+3)"]
 
     revision = run_json(capsys, "stats", "--database", str(tmp_path / "m.db"))["revision"]
-    again = run_json(capsys, "ingest", str(turns), *database)
+    [again] = run_json(capsys, "ingest", str(turns), *database)["files"]
     assert again["turns"] == {"total": 16, "appended": 0, "skipped": 16}
     assert again["revision"] == {"before": revision, "after": revision}
 
@@ -164,12 +130,12 @@ def test_ingest_jsonl_is_resumable(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_ingest_locomo_conversation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     database = ["--database", str(tmp_path / "l.db")]
-    report = run_json(capsys, "ingest", str(LOCOMO), *database, "--limit", "40")
+    [report] = run_json(capsys, "ingest", str(LOCOMO), *database, "--limit", "40")["files"]
     assert report["kind"] == "locomo"
     assert report["turns"] == {"total": 40, "appended": 40, "skipped": 0}
     assert report["blocks"]["added"] == 3 and report["events"]["total"] > 0
 
-    again = run_json(capsys, "ingest", str(LOCOMO), *database, "--limit", "40")
+    [again] = run_json(capsys, "ingest", str(LOCOMO), *database, "--limit", "40")["files"]
     assert again["turns"] == {"total": 40, "appended": 0, "skipped": 40}
     assert again["revision"]["after"] == report["revision"]["after"]
 
@@ -200,7 +166,7 @@ def test_ingest_with_no_models_extracts_nothing(
 ) -> None:
     turns = write_turns(tmp_path / "turns.jsonl")
     database = ["--database", str(tmp_path / "n.db")]
-    report = run_json(capsys, "ingest", str(turns), *database, "--models", "none")
+    [report] = run_json(capsys, "ingest", str(turns), *database, "--models", "none")["files"]
     assert report["blocks"]["total"] == 1  # alpha's 12 turns; beta's 4 stay in the open tail
     assert report["events"]["total"] == 0 and report["elements"]["total"] == 0
 
@@ -216,14 +182,18 @@ def test_model_failure_exits_5_and_a_rerun_resumes(
         code, _, err = run(
             capsys, "ingest", str(turns), *database, "--models", "openai", "--block-turn-size", "1"
         )
-    assert code == 5
-    assert err.count("\n") == 1 and err.startswith("stratagate: error: turns.jsonl line 1: model")
-    assert "Traceback" not in err
-    assert run_json(capsys, "stats", *database)["turns"] == 1  # the turn is durable
+    assert code == 5 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(
+        "stratagate: error: turns.jsonl line 1 to turns.jsonl line 16: model call failed after "
+        "these turns were stored"
+    )
+    assert run_json(capsys, "stats", *database)["turns"] == 16  # the turns are durable
 
-    resumed = run_json(capsys, "ingest", str(turns), *database, "--models", "none", "--limit", "1")
+    [resumed] = run_json(
+        capsys, "ingest", str(turns), *database, "--models", "none", "--limit", "1"
+    )["files"]
     assert resumed["turns"]["skipped"] == 1
-    assert resumed["blocks"]["total"] == 1  # the failed seal was retried
+    assert resumed["blocks"]["total"] == 16  # the failed seals were retried
 
 
 def test_openai_models_need_configuration(
@@ -326,12 +296,16 @@ def test_replay_shows_the_past(db: list[str], capsys: pytest.CaptureFixture[str]
     appended = run_json(capsys, "history", *db, "--type", "TurnAppended")
     sixth = appended[5]["position"]
     past = run_json(capsys, "replay", "--until", str(sixth), *db)
-    assert past["stats"]["turns"] == 6 and past["stats"]["blocks"] == 1
-    assert past["events"] == []  # block 1 waits for block 2 before it is extracted
+    # ingest appends a chunk of turns in one commit before it seals any block
+    assert past["stats"]["turns"] == 6 and past["stats"]["blocks"] == 0
+    first_seal = run_json(capsys, "history", *db, "--type", "BlockSealed")[0]["position"]
+    sealed = run_json(capsys, "replay", "--until", str(first_seal), *db)
+    assert sealed["stats"]["blocks"] == 1
+    assert sealed["events"] == []  # block 1 waits for block 2 before it is extracted
     now = run_json(capsys, "stats", *db)
     assert now["turns"] == 16 and now["events"] > 0
     code, out, _ = run(capsys, "replay", "--until", str(sixth), *db)
-    assert code == 0 and f"as of global position {sixth}" in out and "6 turns · 1 blocks" in out
+    assert code == 0 and f"as of global position {sixth}" in out and "6 turns · 0 blocks" in out
 
 
 def test_stats_and_namespaces(db: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -342,6 +316,58 @@ def test_stats_and_namespaces(db: list[str], capsys: pytest.CaptureFixture[str])
     found = run_json(capsys, "namespaces", *db)
     assert [n["namespace"] for n in found] == ["default"]
     assert found[0]["revision"] >= stats["revision"]
+
+
+def test_history_of_an_unknown_type_names_the_known_ones(
+    db: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "history", *db, "--type", "Nope")
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert "unknown event type 'Nope'" in err and "TurnAppended" in err and "BlockSealed" in err
+
+
+def test_an_empty_query_is_an_input_error(
+    db: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    revision = run_json(capsys, "stats", *db)["revision"]
+    for query in ("", "   ", "?!"):
+        for kind in ("events", "elements", "raw"):
+            code, out, err = run(capsys, "search", query, *db, "--kind", kind)
+            assert (code, out) == (2, ""), (query, kind, out)
+            assert err.startswith("stratagate: error: ") and "no words to search for" in err
+    assert run_json(capsys, "stats", *db)["revision"] == revision  # no batch was logged
+
+
+def test_a_past_element_state_is_not_labelled_now(
+    db: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    hits = run_json(capsys, "search", "Heroku", *db, "--kind", "elements")["hits"]
+    project = next(h for h in hits if h["name"] == "shared project")["element_id"]
+    code, out, _ = run(capsys, "expand", "element", project, *db, "--at", "2026-05-05")
+    assert code == 0 and "as of 2026-05-05" in out
+    assert "package_manager: npm" in out and " now " not in out
+    assert "  then     package_manager: npm" in out
+    code, out, _ = run(capsys, "expand", "element", project, *db)
+    assert "  now      package_manager: pnpm" in out
+
+
+def test_event_hits_explain_their_weight(
+    shared_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    database = copy_db(shared_db, tmp_path / "weights.db")
+    db = ["--database", str(database)]
+    code, out, _ = run(capsys, "search", "pnpm", *db)
+    details = [line for line in out.splitlines() if "weight" in line]
+    assert code == 0 and details
+    assert all(
+        re.search(r"weight \d\.\d\d \(never used, created \d+ turns ago\)", d) for d in details
+    )
+    [hit] = run_json(capsys, "search", "pnpm", *db, "--limit", "1")["hits"]
+    with StrataGate.open(database, "default") as memory:
+        memory.record_memory_use(event_ids=[hit["id"]], receipt_id="answer-1")
+        memory.pin_event(hit["id"])
+    code, out, _ = run(capsys, "search", "pnpm", *db, "--limit", "1")
+    assert "weight 1.00 (pinned, used 1×)" in out
 
 
 # -- verify ----------------------------------------------------------------------------------
@@ -411,6 +437,7 @@ def error_cases(tmp: Path, database: Path) -> list[tuple[list[str], int, str]]:
         (["expand", "block", "blk_nope", *db], 3, "unknown block id"),
         (["expand", "event", "evt_nope", "--level", "2", *db], 2, "--level applies to blocks"),
         (["search", "x", *db, "--namespace", "nobody"], 3, "unknown namespace 'nobody'"),
+        (["history", *db, "--namespace", "nobody"], 3, "stratagate namespaces"),
         (["stats", "--database", str(tmp / "absent.db")], 3, "no database at"),
         (["replay", "--until", "999999", *db], 2, "past the end of the log"),
         (["stats", "--database", "postgresql://postgres@127.0.0.1:1/test"], 4, "failed"),
@@ -494,33 +521,56 @@ def test_demo_end_to_end_then_again_in_a_process(
     assert db_rows(database, count_turns) == [(96,)]
 
 
-def test_looking_during_an_ingest_leaves_its_running_job_alone(
+def test_looking_during_an_ingest_leaves_it_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Read commands run while a seal waits for its model: none marks that seal interrupted."""
+    """Commands run while an ingest holds the namespace's writer lease and its seal waits for
+    the model: the reading ones answer from the log without taking the lease and mark nothing
+    interrupted; the ones that append (a search logs its batch) say the namespace is busy."""
     from stratagate import StrataGate
 
     database = str(tmp_path / "busy.db")
     db = ["--database", database]
-    seen: list[int] = []
+    outcomes: dict[str, tuple[int, str, str]] = {}
 
     def summarizer(messages: list[Any]) -> dict[str, Any]:
-        for argv in (
-            ["stats", *db],
-            ["search", "note", *db, "--kind", "raw"],
-            ["context", "note", *db],
-            ["history", *db],
-            ["replay", "--until", "1", *db],
-            ["verify", *db],
-        ):
-            seen.append(quiet_main(*argv))
+        if not outcomes:
+            turns = run_json(capsys, "history", *db, "--type", "TurnAppended")
+            for name, argv in (
+                ("stats", ["stats", *db, "--json"]),
+                ("history", ["history", *db]),
+                ("replay", ["replay", "--until", str(turns[0]["position"]), *db]),
+                ("verify", ["verify", *db]),
+                ("expand", ["expand", "element", "elem_nope", *db]),
+                ("search", ["search", "note", *db, "--kind", "raw"]),
+                ("context", ["context", "note", *db]),
+                ("lift", ["expand", "block", "blk_nope", *db]),
+            ):
+                outcomes[name] = run(capsys, *argv)
         return {"l0_title": "notes", "l1_summary": "notes", "should_extract": False}
 
     with StrataGate.open(database, "default", block_turn_size=2, summarizer=summarizer) as memory:
         memory.append_turn("note one", "ok")
         result = memory.append_turn("note two", "ok")
-    assert seen == [0] * 6
     assert result.sealed_block is not None and result.sealed_block.l0_title == "notes"
+    codes = {name: outcome[0] for name, outcome in outcomes.items()}
+    assert codes == {
+        "stats": 0,
+        "history": 0,
+        "replay": 0,
+        "verify": 0,
+        "expand": 3,  # read from the log: the element is unknown, not the namespace busy
+        "search": 4,
+        "context": 4,
+        "lift": 4,
+    }
+    assert orjson.loads(outcomes["stats"][1])["turns"] == 2
+    assert "SealStarted" in outcomes["history"][1]
+    assert outcomes["verify"][1].startswith("ok (")
+    for name in ("search", "context", "lift"):
+        _, out, err = outcomes[name]
+        assert out == "" and err.count("\n") == 1, err
+        assert "is open for writing in another memory or process" in err, err
     types = [record["type"] for record in run_json(capsys, "history", *db)]
     assert "SealFailed" not in types and types.count("BlockSealed") == 1
 

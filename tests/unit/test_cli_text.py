@@ -4,6 +4,7 @@ the time axes of events and gists of logged events."""
 from __future__ import annotations
 
 import io
+import threading
 from datetime import UTC, datetime
 
 from hypothesis import given
@@ -11,7 +12,15 @@ from hypothesis import strategies as st
 
 from stratagate.cli.formatting import happened, history_gist, validity
 from stratagate.cli.progress import PLAIN_EVERY_S, Progress
-from stratagate.cli.render import clip, display_width, one_line, progress_line, table, wrap
+from stratagate.cli.render import (
+    clip,
+    display_width,
+    duration,
+    one_line,
+    progress_line,
+    table,
+    wrap,
+)
 from stratagate.models import ElementFact, EventTemporal
 
 TEXT = st.text(alphabet=st.sampled_from([*"ab cd\nxy\t", "数", "据", "库", "é", "…"]), max_size=200)
@@ -62,15 +71,41 @@ def test_table_aligns_columns_and_clips_the_last() -> None:
 
 
 def test_progress_line() -> None:
-    assert progress_line(0, 4, 0.0, bar=4) == "[....] 0/4 turns  0.0 turns/s"
-    assert progress_line(20, 40, 4.0, bar=4) == "[##..] 20/40 turns  5.0 turns/s"
-    assert progress_line(2, 40, 4.0, bar=4) == "[....]  2/40 turns  0.5 turns/s"
-    assert progress_line(40, 40, 8.0, bar=4) == "[####] 40/40 turns  5.0 turns/s"
+    assert progress_line(0, 4, 0.0, bar=4) == "[....] 0/4 turns · 0.0 turns/s"
+    assert progress_line(20, 40, 4.0, bar=4) == "[##..] 20/40 turns · 5.0 turns/s · ETA 4s"
+    assert progress_line(2, 40, 4.0, bar=4) == "[....]  2/40 turns · 0.5 turns/s · ETA 1m16s"
+    assert progress_line(40, 40, 8.0, bar=4) == "[####] 40/40 turns · 5.0 turns/s"
+    assert (
+        progress_line(30, 40, 3.0, namespaces=(2, 12), bar=4)
+        == "[###.] 30/40 turns ·  2/12 namespaces · 10.0 turns/s · ETA 1s"
+    )
+
+
+def test_duration() -> None:
+    assert [duration(s) for s in (0, 0.2, 59, 61, 3599.5, 7620)] == [
+        "0s",
+        "1s",
+        "59s",
+        "1m01s",
+        "1h00m",
+        "2h07m",
+    ]
 
 
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
+
+
+def screen(text: str) -> list[str]:
+    """What a terminal shows for ``text``: ``\\r`` returns to column 0 without erasing."""
+    rows: list[str] = []
+    for line in text.split("\n"):
+        row: list[str] = []
+        for part in line.split("\r"):
+            row[: len(part)] = part
+        rows.append("".join(row))
+    return rows
 
 
 class Clock:
@@ -83,25 +118,60 @@ class Clock:
 
 def test_progress_redraws_one_line_on_a_terminal() -> None:
     stream, clock = Terminal(), Clock()
-    progress = Progress(3, stream, clock=clock)
-    for done in (1, 2, 3):
-        clock.now += 1.0
-        progress.update(done)
-    progress.finish()
+    with Progress(3, stream, clock=clock) as progress:
+        for _ in range(3):
+            clock.now += 1.0
+            progress.advance(1)
     text = stream.getvalue()
-    assert text.count("\r") == 3 and text.endswith("3/3 turns  1.0 turns/s\n")
+    assert text.count("\r") == 3 and text.endswith("\n")
+    assert screen(text)[0].rstrip().endswith("] 3/3 turns · 1.0 turns/s")
+
+
+def test_a_shorter_line_leaves_no_residue() -> None:
+    """The last line drops its ETA and is shorter: the terminal must not keep the old end."""
+    stream, clock = Terminal(), Clock()
+    progress = Progress(40, stream, clock=clock)
+    clock.now += 0.5
+    progress.advance(5)  # 10.0 turns/s, ETA 4s
+    clock.now += 9.5
+    progress.advance(35)  # 4.0 turns/s, done: no ETA
+    progress.finish()
+    assert stream.getvalue().count("\r") == 2
+    assert screen(stream.getvalue())[0].rstrip() == progress_line(40, 40, 10.0)
+
+
+def test_progress_counts_namespaces_and_turns_from_many_threads() -> None:
+    stream, clock = Terminal(), Clock()
+    progress = Progress(4000, stream, namespaces=4, clock=clock)
+
+    def worker() -> None:
+        for _ in range(1000):
+            progress.advance(1)
+        progress.advance(namespaces=1)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    progress.finish()
+    assert (progress.done, progress.namespaces_done) == (4000, 4)
+    assert (
+        screen(stream.getvalue())[0]
+        .rstrip()
+        .startswith("[##############################] 4000/4000 turns · 4/4 namespaces")
+    )
 
 
 def test_progress_is_quiet_in_a_log_until_it_takes_a_while() -> None:
     stream, clock = io.StringIO(), Clock()
-    progress = Progress(100, stream, clock=clock)
-    for done in range(1, 50):
-        progress.update(done)
-    assert stream.getvalue() == ""
-    clock.now += PLAIN_EVERY_S
-    progress.update(50)
-    progress.update(100)
-    progress.finish()
+    with Progress(100, stream, clock=clock) as progress:
+        for _ in range(49):
+            progress.advance(1)
+        assert stream.getvalue() == ""
+        clock.now += PLAIN_EVERY_S
+        progress.advance(1)
+        progress.advance(50)
     assert stream.getvalue() == f"ingest: {progress_line(50, 100, PLAIN_EVERY_S)}\n"
 
 

@@ -1,4 +1,4 @@
-"""The public contract of API.md: every name importable from ``stratagate``, every method with
+"""The public contract of docs/API.md: every name importable from ``stratagate``, every method with
 the parameters API.md gives it (a rename here breaks users; this test says so first)."""
 
 from __future__ import annotations
