@@ -72,6 +72,10 @@ def _query(value: object) -> str:
         raise ValueError(f"query must be a string, got {type(value).__name__}")
     if len(value) > MAX_QUERY_CHARS:
         raise ValueError(f"query is {len(value)} characters, more than {MAX_QUERY_CHARS}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"query is not valid Unicode text: {exc.reason}") from exc
     return value
 
 

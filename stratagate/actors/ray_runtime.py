@@ -447,16 +447,24 @@ class Directory:
         }
 
 
+_STARTING = threading.Lock()
+
+
 def ensure_ray(address: str | None = None) -> None:
-    """Connect to the given cluster, or start a local Ray when none is running."""
-    if ray.is_initialized():
-        return
-    try:
-        ray.init(
-            address=address, namespace=RAY_NAMESPACE, include_dashboard=False, log_to_driver=False
-        )
-    except Exception as exc:
-        raise RuntimeUnavailableError(f"cannot start or reach Ray: {exc}") from exc
+    """Connect to the given cluster, or start a local Ray when none is running (once, even when
+    several threads open memories at the same time)."""
+    with _STARTING:
+        if ray.is_initialized():
+            return
+        try:
+            ray.init(
+                address=address,
+                namespace=RAY_NAMESPACE,
+                include_dashboard=False,
+                log_to_driver=False,
+            )
+        except Exception as exc:
+            raise RuntimeUnavailableError(f"cannot start or reach Ray: {exc}") from exc
 
 
 def directory(max_live: int) -> ActorHandle:

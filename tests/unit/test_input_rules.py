@@ -18,6 +18,7 @@ from stratagate.formats.external_memory import (
     item_hash,
     parse_document,
 )
+from stratagate.memory import StrataGate
 from stratagate.models import EventCard, EventCardInput, RawMessage
 from stratagate.options import MemoryOptions
 
@@ -195,3 +196,15 @@ def test_decisions_must_target_a_shown_match() -> None:
         check_decision({"action": "supersede", "target_event_id": "evt_2"}, [match])
     with pytest.raises(InvalidInputError):
         check_decision({"action": "delete"}, [match])
+
+
+@pytest.mark.parametrize(
+    "search", ["search_events", "search_elements", "search_raw_memory", "recall_context"]
+)
+@pytest.mark.parametrize("query", ["\udcff", "ok \ud800 then", "x" * 4001])
+def test_a_query_that_is_not_text_or_too_long_is_an_input_error(search: str, query: str) -> None:
+    with StrataGate.in_memory() as memory:
+        revision = memory.revision
+        with pytest.raises(InvalidInputError, match="query"):
+            getattr(memory, search)(query)
+        assert memory.revision == revision
