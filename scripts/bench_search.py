@@ -7,15 +7,23 @@ once timed, through ``MemoryView.search_events`` and ``search_raw`` (the façade
 BM25, structured rankings, fusion, card lookup). Next to the latencies it reports how many
 postings the queries touch, so growth can be read against the work done, not the corpus size.
 
-    python scripts/bench_search.py [--sizes 10000,100000] [--queries 200] [--out PATH]
+``--facade`` adds what a caller of ``StrataGate`` waits for: one LoCoMo conversation ingested
+into a memory on a SQLite file and into an in-memory one, and the same questions through
+``search_raw_memory`` and ``search_events`` — each search logging its retrieval batch (on the
+file, a commit that does not wait for the disk; see OPERATIONS.md).
+
+    python scripts/bench_search.py [--sizes 10000,100000] [--queries 200] [--facade] [--out PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
+import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,8 +33,10 @@ from corpus import Folder, LogWriter, added_cards, locomo_lines
 
 from projections.inverted import InvertedIndex
 from projections.state import NamespaceState
+from stratagate import StrataGate
 from stratagate.core.search_text import query_tokens
 from stratagate.formats.locomo import default_data_dir, load_conversation
+from stratagate.formats.turn_files import read_turn_file
 from stratagate.read.view import MemoryView
 
 
@@ -74,6 +84,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000", help="corpus sizes, ascending")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--limit", type=int, default=6, help="hits per search (API default 6)")
+    parser.add_argument("--facade", action="store_true", help="also time StrataGate searches")
     parser.add_argument("--out", default="bench-results/bench_search.json")
     args = parser.parse_args()
 
@@ -122,19 +133,50 @@ def main() -> None:
                     "postings_x": large["postings_p50"] / max(1, small["postings_p50"]),
                 }
             )
+    facade = facade_rows(asked, args.limit) if args.facade else []
     out = write_report(
         "bench_search",
         args.out,
         sizes={"sizes": sizes, "queries": len(asked), "limit": args.limit},
         results=rows,
         growth=growth,
+        facade=facade,
         peak_rss_mb=peak_rss_mb(),
     )
     columns = ["kind", "corpus", "p50_ms", "p95_ms", "mean_ms", "postings_p50"]
     print_table(rows, [*columns, "us_per_posting_p50"])
     print()
     print_table(growth, ["kind", "from", "to", "corpus_x", "p50_x", "p95_x", "postings_x"])
+    if facade:
+        print()
+        print_table(facade, ["store", "kind", "corpus", "p50_ms", "p95_ms", "mean_ms"])
     print(f"wrote {out}")
+
+
+def facade_rows(asked: list[str], limit: int) -> list[dict[str, Any]]:
+    """Search latency through ``StrataGate`` (the batch is logged) on a file and in memory."""
+    path = sorted(default_data_dir().glob("*.json"))[0]
+    turns = read_turn_file(path).turns
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:
+        for store in ("durable", "memory"):
+            memory = (
+                StrataGate.open(os.path.join(tmp, "memory.db"), "bench")
+                if store == "durable"
+                else StrataGate.in_memory("bench")
+            )
+            with memory:
+                memory.append_turns(
+                    [{"user": t.user, "assistant": t.assistant, **t.append_kwargs()} for t in turns]
+                )
+                corpus = len(turns) * 2
+                searches = {"raw": memory.search_raw_memory, "events": memory.search_events}
+                for kind, search in searches.items():
+                    took = timed_queries(functools.partial(search, limit=limit), asked)
+                    rows.append(
+                        {"store": store, "kind": kind, "corpus": corpus, **summary_ms(took)}
+                    )
+    return rows
 
 
 if __name__ == "__main__":

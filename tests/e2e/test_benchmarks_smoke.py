@@ -31,12 +31,15 @@ def bench(tmp_path: Path, script: str, *argv: str, timeout: float = 300) -> dict
 
 
 def test_bench_search_reports_latency_and_growth(tmp_path: Path) -> None:
-    report = bench(tmp_path, "bench_search", "--sizes", "600,1200", "--queries", "20")
+    report = bench(tmp_path, "bench_search", "--sizes", "600,1200", "--queries", "20", "--facade")
     rows = {(row["kind"], row["corpus"]): row for row in report["results"]}
     assert set(rows) == {("events", 600), ("events", 1200), ("raw", 600), ("raw", 1200)}
     for row in rows.values():
         assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["max_ms"] and row["n"] == 20
         assert row["postings_p50"] > 0
+    assert {(row["store"], row["kind"]) for row in report["facade"]} == {
+        (store, kind) for store in ("durable", "memory") for kind in ("raw", "events")
+    }
     assert {(g["kind"], g["from"], g["to"]) for g in report["growth"]} == {
         ("events", 600, 1200),
         ("raw", 600, 1200),
