@@ -31,7 +31,13 @@ from stratagate.events import (
 )
 from stratagate.events.payloads import CardData, MessageData, SummaryData, convert, convert_all
 from stratagate.messages import AddEvents, ExtractReady, ImportExternal, UndoImport
-from stratagate.models import EventCard, ExtractionContext, ExtractionResult
+from stratagate.models import (
+    EventCard,
+    EventCardInput,
+    ExtractionContext,
+    ExtractionResult,
+    RawMessage,
+)
 from stratagate.results import ImportResult
 
 SUMMARIZER_SKIP = "the summarizer marked the block should_extract=false"
@@ -130,20 +136,10 @@ class Extractor(Role):
             )
             raise failure
         existing = Taken(self.state.events.records)
-        cards: list[EventCard] = []
-        for proposed in result.events:
-            card = build_card(
-                proposed,
-                block_id=block_id,
-                block_messages=target.l5_raw,
-                existing_ids=existing,
-                at=now,
-                turn=self.state.blocks.turn,
-                new_id=lambda prefix: self.new_id(prefix, existing),
-                strict=False,
-            )
-            existing.add(card.id)
-            cards.append(card)
+        cards = [
+            self._card(proposed, block_id, target.l5_raw, existing, now, strict=False)
+            for proposed in result.events
+        ]
         self._append(
             *pending,
             ExtractionSucceeded(
@@ -155,6 +151,32 @@ class Extractor(Role):
             *self._supersessions(cards, now),
         )
         return [self.view.event(card.id) for card in cards]
+
+    def _card(
+        self,
+        proposed: EventCardInput,
+        block_id: str,
+        messages: list[RawMessage],
+        existing: Taken,
+        at: datetime,
+        *,
+        strict: bool,
+        fill_mentioned: bool = True,
+    ) -> EventCard:
+        """A stored card for ``proposed``, citing ``block_id``; its id joins ``existing``."""
+        card = build_card(
+            proposed,
+            block_id=block_id,
+            block_messages=messages,
+            existing_ids=existing,
+            at=at,
+            turn=self.state.blocks.turn,
+            new_id=lambda prefix: self.new_id(prefix, existing),
+            strict=strict,
+            fill_mentioned=fill_mentioned,
+        )
+        existing.add(card.id)
+        return card
 
     def _supersessions(
         self, cards: list[EventCard], at: datetime, batch: str | None = None
@@ -189,18 +211,7 @@ class Extractor(Role):
             block = self.state.blocks.blocks.get(card_input.source_block_id)
             if block is None:
                 raise UnknownIdError(f"unknown source block id {card_input.source_block_id!r}")
-            card = build_card(
-                card_input,
-                block_id=block.id,
-                block_messages=block.l5_raw,
-                existing_ids=existing,
-                at=now,
-                turn=self.state.blocks.turn,
-                new_id=lambda prefix: self.new_id(prefix, existing),
-                strict=True,
-            )
-            existing.add(card.id)
-            cards.append(card)
+            cards.append(self._card(card_input, block.id, block.l5_raw, existing, now, strict=True))
         self._append(
             *(EventAdded(event=convert(CardData, card), origin="manual", at=now) for card in cards),
             *self._supersessions(cards, now),
@@ -284,18 +295,15 @@ class Extractor(Role):
                     update={"conflicts_with_event_ids": [target]}
                 )
                 proposal = proposal.model_copy(update={"temporal": temporal})
-            card = build_card(
+            card = self._card(
                 proposal,
-                block_id=plan.block_id,
-                block_messages=[planned.message],
-                existing_ids=existing,
-                at=now,
-                turn=self.state.blocks.turn,
-                new_id=lambda prefix: self.new_id(prefix, existing),
+                plan.block_id,
+                [planned.message],
+                existing,
+                now,
                 strict=True,
                 fill_mentioned=False,
             )
-            existing.add(card.id)
             events.append(
                 EventAdded(
                     event=convert(CardData, card),
