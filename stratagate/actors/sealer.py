@@ -8,10 +8,10 @@ is marked failed (interrupted) and retried by ``resume_pending_work``.
 
 from __future__ import annotations
 
-from projections.blocks import ThreadRecord
+from projections.blocks import TailTurn, ThreadRecord
 from projections.jobs import INTERRUPTED
-from stratagate.actors.role import Role, error_text, handles
-from stratagate.callbacks import describe, invoke, is_local, resolve, validate_output
+from stratagate.actors.role import Role, Taken, error_text, handles
+from stratagate.callbacks import Callback, describe, invoke, is_local, resolve, validate_output
 from stratagate.core.decay import normalize_level
 from stratagate.core.default_summary import default_summary
 from stratagate.core.layers import deterministic_layers
@@ -20,6 +20,7 @@ from stratagate.events import (
     INGEST,
     BlockLifted,
     BlockSealed,
+    DomainEvent,
     SealFailed,
     SealStarted,
     SettingsChanged,
@@ -37,6 +38,14 @@ from stratagate.messages import (
 from stratagate.models import BlockSummary, MemoryBlock
 from stratagate.options import DEFAULT_BLOCK_DECAY_LAMBDA, DEFAULT_BLOCK_TURN_SIZE
 from stratagate.results import BlockContextEntry
+
+
+class _SealFailure(Exception):
+    """A summarizer failed: the events that record it (the cause is the summarizer's error)."""
+
+    def __init__(self, events: list[DomainEvent]) -> None:
+        super().__init__("seal failed")
+        self.events = events
 
 
 class Sealer(Role):
@@ -139,36 +148,66 @@ class Sealer(Role):
 
     @handles(SealReady)
     def seal_ready(self, command: SealReady) -> list[MemoryBlock]:
-        """Seal every full tail (oldest turns first); failed seals only when retrying."""
-        self.refresh()
-        retry_failed = command.retry_failed
-        size, _ = self.settings()
-        sealed: list[MemoryBlock] = []
-        for thread in list(self.state.blocks.conversation_threads()):
-            current: ThreadRecord | None = thread
-            while current is not None and len(current.tail) >= size:
-                if current.seal_status == "failed" and not retry_failed:
-                    break
-                sealed.append(self._seal(current, size))
-                current = self.state.blocks.thread(current.thread_id)
-        return sealed
+        """Seal every full tail (oldest turns first); failed seals only when retrying.
 
-    def _seal(self, thread: ThreadRecord, size: int) -> MemoryBlock:
-        turns = thread.tail[:size]
-        messages = [m for t in turns for m in t.messages]
-        start, end = turns[0].thread_turn, turns[-1].thread_turn
+        A model's seal is bracketed by two commits — its start durable before the call, so a
+        crash in between leaves it running, to be marked interrupted. A local, deterministic
+        summarizer (none, or the offline one) cannot be left half-done but by the death of the
+        process, so every block ready now is sealed in one commit."""
+        self.refresh()
+        size, _ = self.settings()
         summarizer = resolve("summarizer", self.options.summarizer)
+        local = is_local(summarizer)
+        pending: list[DomainEvent] = []
+        block_ids: list[str] = []
+        taken = Taken(self.state.blocks.blocks)
+        try:
+            for thread in list(self.state.blocks.conversation_threads()):
+                if thread.seal_status == "failed" and not command.retry_failed:
+                    continue
+                chunks = [thread.tail[i : i + size] for i in range(0, len(thread.tail), size)]
+                for n, turns in enumerate(chunk for chunk in chunks if len(chunk) == size):
+                    if not local:  # the state moves with each commit: look again
+                        current = self.state.blocks.thread(thread.thread_id)
+                        assert current is not None
+                        thread, n, turns = current, 0, current.tail[:size]
+                    attempt = thread.seal_attempts + 1 if n == 0 else 1
+                    position = len(thread.block_ids) + 1 + n
+                    events = self._seal(summarizer, thread, turns, position, attempt, taken)
+                    block_ids.append(events[-1].block_id)  # type: ignore[attr-defined]
+                    if local:
+                        pending.extend(events)
+                    else:
+                        self._append(events[-1])
+        except _SealFailure as failure:
+            self._append(*pending, *failure.events)
+            raise failure.__cause__ from None  # type: ignore[misc]
+        if pending:
+            self._append(*pending)
+        return [self.view.block(block_id) for block_id in block_ids]
+
+    def _seal(
+        self,
+        summarizer: Callback | None,
+        thread: ThreadRecord,
+        turns: list[TailTurn],
+        position: int,
+        attempt: int,
+        taken: Taken,
+    ) -> list[DomainEvent]:
+        """A block of ``turns``: its start and, after the summarizer, its sealed views. A
+        model's start is appended before it is called (the caller appends the rest)."""
+        messages = [m for turn in turns for m in turn.messages]
+        start, end = turns[0].thread_turn, turns[-1].thread_turn
         started = SealStarted(
             thread_id=thread.thread_id,
             start_turn=start,
             end_turn=end,
-            attempt=thread.seal_attempts + 1,
+            attempt=attempt,
             at=self.options.now(),
         )
-        # A model call is bracketed by two commits (a crash in between leaves the job running,
-        # to be marked interrupted); a local, deterministic one shares a commit with its result.
-        pending = [started] if is_local(summarizer) else []
-        if not pending:
+        local = is_local(summarizer)
+        if not local:
             self._append(started)
         try:
             if summarizer is None:
@@ -176,36 +215,31 @@ class Sealer(Role):
             else:
                 summary = validate_output(BlockSummary, invoke(summarizer, messages), "summarizer")
         except Exception as exc:
-            self._append(
-                *pending,
-                SealFailed(
-                    thread_id=thread.thread_id,
-                    start_turn=start,
-                    end_turn=end,
-                    error=error_text(exc),
-                    at=self.options.now(),
-                ),
-            )
-            raise
-        layers = deterministic_layers(messages)
-        block_id = self.new_id("blk", self.state.blocks.blocks)
-        self._append(
-            *pending,
-            BlockSealed(
-                block_id=block_id,
+            failed = SealFailed(
                 thread_id=thread.thread_id,
-                position=len(thread.block_ids) + 1,
                 start_turn=start,
                 end_turn=end,
-                summary=convert(SummaryData, summary),
-                summarizer=describe(summarizer),
-                l3_condensed=layers.l3_condensed,
-                l4_readable=layers.l4_readable,
-                l5_raw=convert_all(MessageData, layers.l5_raw),
+                error=error_text(exc),
                 at=self.options.now(),
-            ),
+            )
+            raise _SealFailure([started, failed] if local else [failed]) from exc
+        layers = deterministic_layers(messages)
+        block_id = self.new_id("blk", taken)
+        taken.add(block_id)
+        sealed = BlockSealed(
+            block_id=block_id,
+            thread_id=thread.thread_id,
+            position=position,
+            start_turn=start,
+            end_turn=end,
+            summary=convert(SummaryData, summary),
+            summarizer=describe(summarizer),
+            l3_condensed=layers.l3_condensed,
+            l4_readable=layers.l4_readable,
+            l5_raw=convert_all(MessageData, layers.l5_raw),
+            at=self.options.now(),
         )
-        return self.view.block(block_id)
+        return [started, sealed]
 
     @handles(LiftBlock)
     def lift(self, command: LiftBlock) -> BlockContextEntry:
