@@ -85,6 +85,21 @@ class NamespaceState:
     def components(self) -> tuple[str, ...]:
         return tuple(self.models)
 
+    @property
+    def handled_types(self) -> frozenset[str]:
+        """The event types some model of this state folds (others only move the position)."""
+        return frozenset(
+            event_type.__name__
+            for model in self.models.values()
+            for event_type in type(model)._handlers
+        )
+
+    def skip(self, position: int) -> None:
+        """Move past an event no model here folds (it need not even be decoded)."""
+        if position <= self.position:
+            raise ValueError(f"position {position} is not after {self.position}")
+        self.position = position
+
     def apply(self, recorded: Recorded) -> None:
         """Fold one event of this namespace; positions must increase."""
         if recorded.namespace != self.namespace:

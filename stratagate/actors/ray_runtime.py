@@ -419,11 +419,6 @@ class Directory:
         if self.users[key] <= 0:
             del self.users[key]
 
-    def touch(self, database: str, namespace: str) -> None:
-        key = f"{database}|{namespace}"
-        if key in self.live:
-            self.live.move_to_end(key)
-
     def passivate(self, database: str, namespace: str) -> bool:
         """Passivate one namespace now (snapshot, release its actors); False if not live."""
         key = f"{database}|{namespace}"
@@ -448,6 +443,8 @@ class Directory:
 
 
 _STARTING = threading.Lock()
+_PRESTARTED: dict[Any, int] = {}
+"""The pool size this process already asked each directory to start."""
 
 
 def ensure_ray(address: str | None = None) -> None:
@@ -500,8 +497,9 @@ class RayRuntime:
         self.recover = recover
         self._pending: list[ray.ObjectRef[Any]] = []
         self._directory = directory(options.max_live_namespaces)
-        if options.ray_prestart:
+        if options.ray_prestart > _PRESTARTED.get(self._directory._actor_id, 0):
             ray.get(self._directory.prestart.remote(options.ray_prestart))
+            _PRESTARTED[self._directory._actor_id] = options.ray_prestart
         self._handles = self._activate(attach=True)
 
     def _activate(self, *, attach: bool = False) -> dict[RoleName, ActorHandle]:
@@ -527,7 +525,6 @@ class RayRuntime:
         result: R = self._on(
             HOST[route(message)], lambda actor: actor.handle.remote(namespace, message)
         )
-        self._directory.touch.remote(self.database, namespace)
         return result
 
     def _on(self, role: RoleName, call: Callable[[ActorHandle], Any]) -> Any:
