@@ -134,11 +134,17 @@ class InvertedIndex:
         ids = self._ids
         return {ids[number]: score for number, score in self._scores(query_tokens, k1, b).items()}
 
-    def top(self, query_tokens: Iterable[str], limit: int | None = None) -> list[tuple[str, float]]:
-        """Matching documents by score descending, ties by id ascending (``limit`` of them)."""
+    def top(
+        self, query_tokens: Iterable[str], limit: int | None = None, *, newest_first: bool = False
+    ) -> list[tuple[str, float]]:
+        """Matching documents by score descending (``limit`` of them), ties by id ascending or,
+        with ``newest_first``, the latest indexed first."""
         ids = self._ids
         scored = self._scores(query_tokens, DEFAULT_K1, DEFAULT_B).items()
-        key = lambda item: (-item[1], ids[item[0]])  # noqa: E731
+        if newest_first:
+            key = lambda item: (-item[1], -item[0])  # noqa: E731
+        else:
+            key = lambda item: (-item[1], ids[item[0]])  # noqa: E731
         best = sorted(scored, key=key) if limit is None else heapq.nsmallest(limit, scored, key=key)
         return [(ids[number], score) for number, score in best]
 

@@ -322,6 +322,12 @@ class SearchIndex(ReadModel):
 
     # -- queries ----------------------------------------------------------------------------
 
+    def related_events(self, text: str, limit: int) -> list[str]:
+        """Event ids lexically closest to ``text`` (BM25), equally close ones latest first: what
+        a compact timeline keeps besides the latest events."""
+        tokens = query_tokens(text)
+        return [doc_id for doc_id, _ in self.events.top(tokens, limit, newest_first=True)]
+
     def search_events(
         self,
         query: str,

@@ -217,7 +217,8 @@ class MemoryView:
         """Existing active and superseded events as the extractor sees them, oldest first.
 
         With ``limit``, a compact timeline of at most that many: up to half of them the events
-        most related to ``related_to`` (event search), the rest the latest ones. Its cost then
+        most related to ``related_to`` (BM25, equally close ones latest first), the rest the
+        latest ones. Its cost then
         follows the limit, not the history."""
         records = self.state.events.records
         shown = ("active", "superseded")
@@ -225,11 +226,11 @@ class MemoryView:
             chosen: list[str] = [i for i, r in records.items() if r.status in shown]
         else:
             related = (
-                self.state.event_search.search_events(related_to, limit=max(1, limit // 2))
+                self.state.event_search.related_events(related_to, limit // 2)
                 if related_to.strip() and limit > 1
                 else []
             )
-            picked = dict.fromkeys(i for i, _ in related if records[i].status in shown)
+            picked = dict.fromkeys(i for i in related if records[i].status in shown)
             for event_id in reversed(records):
                 if len(picked) >= limit:
                     break

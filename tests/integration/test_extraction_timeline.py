@@ -4,6 +4,7 @@ events the target block is about, so supersession can still reach far back."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import count
 from typing import Any
 
 from stratagate import StrataGate
@@ -29,7 +30,11 @@ def ingest(limit: int) -> tuple[RecordingExtractor, list[str]]:
     talk = ["we decided the build uses gradle", "lunch"]
     talk += [f"we decided topic{i} happens" for i in range(12)]
     talk += ["we decided to move the build from gradle to bazel", "ok", "done", "end"]
+    counter = count()
     with StrataGate.in_memory(
+        # ids ascend with creation, so "we decided topicN" (equally close to the bazel block)
+        # would tie-break to the oldest if ties went by id; they go to the latest
+        id_factory=lambda prefix: f"{prefix}_{next(counter):04d}",
         block_turn_size=2,
         summarizer=TitleSummarizer(),
         extractor=extractor,
