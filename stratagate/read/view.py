@@ -218,8 +218,7 @@ class MemoryView:
 
         With ``limit``, a compact timeline of at most that many: up to half of them the events
         most related to ``related_to`` (BM25, equally close ones latest first), the rest the
-        latest ones. Its cost then
-        follows the limit, not the history."""
+        latest ones. Its cost then follows the limit, not the history."""
         records = self.state.events.records
         shown = ("active", "superseded")
         if limit is None:
