@@ -99,3 +99,16 @@ def test_bench_log_measures_every_metric_on_sqlite(tmp_path: Path) -> None:
     metrics = {row["metric"] for row in report["results"] if row["backend"] == "sqlite"}
     assert metrics == {"append_single", "append_batch", "replay", "verify"}
     assert all(row["median"] > 0 for row in report["results"])
+
+
+def test_bench_cards_reports_windows_and_the_batch(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_cards", "--cards", "60", "--window", "20", "--batch", "30")
+    calls = [row["calls"] for row in report["rows"]]
+    assert calls == [
+        "add_event first 20",
+        "add_event last 20",
+        "add_event all 60",
+        "add_events x30 (per card)",
+    ]
+    assert all(0 < row["p50_ms"] <= row["max_ms"] for row in report["rows"])
+    assert report["cards"] == 60 and report["p50_growth"] > 0
