@@ -17,7 +17,7 @@ cluster, the actors it started and its passivations, and checks that the log hol
 of every namespace (and, for a sample, that ``verify()`` passes). ``--max-seconds`` stops
 starting namespaces after that long (a large N then reports how many it completed).
 
-    python scripts/bench_namespaces.py [--namespaces 10,100] [--turns 24] [--max-live 4]
+    python scripts/bench_namespaces.py [--namespaces 10,100] [--turns 24] [--max-live 3]
         [--database sqlite|postgresql://...] [--runtimes ray,inline]
 """
 
@@ -231,8 +231,8 @@ def main() -> None:
     parser.add_argument("--namespaces", default="10,100", help="values of N")
     parser.add_argument("--turns", type=int, default=24, help="turns per namespace")
     parser.add_argument("--block-turn-size", type=int, default=12)
-    parser.add_argument("--max-live", type=int, default=4, help="max_live_namespaces (Ray)")
-    parser.add_argument("--workers", type=int, default=4, help="driver threads")
+    parser.add_argument("--max-live", type=int, default=3, help="max_live_namespaces (Ray)")
+    parser.add_argument("--workers", type=int, default=3, help="driver threads")
     parser.add_argument("--models", choices=("offline", "none"), default="offline")
     parser.add_argument("--runtimes", default="ray,inline")
     parser.add_argument("--database", default="sqlite", help="sqlite, or a PostgreSQL URL")

@@ -145,8 +145,9 @@ def main() -> None:
     )
     columns = ["kind", "corpus", "p50_ms", "p95_ms", "mean_ms", "postings_p50"]
     print_table(rows, [*columns, "us_per_posting_p50"])
-    print()
-    print_table(growth, ["kind", "from", "to", "corpus_x", "p50_x", "p95_x", "postings_x"])
+    if growth:
+        print()
+        print_table(growth, ["kind", "from", "to", "corpus_x", "p50_x", "p95_x", "postings_x"])
     if facade:
         print()
         print_table(facade, ["store", "kind", "corpus", "p50_ms", "p95_ms", "mean_ms"])

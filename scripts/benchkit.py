@@ -126,7 +126,7 @@ def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
         return str(value)
 
     text = [[cell(row.get(column, "")) for column in columns] for row in rows]
-    widths = [max(len(c), *(len(r[i]) for r in text)) for i, c in enumerate(columns)]
+    widths = [max([len(c), *(len(r[i]) for r in text)]) for i, c in enumerate(columns)]
     print(
         "  ".join(
             c.ljust(w) if i == 0 else c.rjust(w)
