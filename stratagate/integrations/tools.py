@@ -196,12 +196,16 @@ def append_turn(memory: StrataGate, a: AppendTurnInput) -> dict[str, Any]:
 
 
 def recall_context(memory: StrataGate, a: RecallContextInput) -> dict[str, Any]:
-    return dump(
+    """The recalled context; a block's content is in ``text`` once, not again in ``blocks``."""
+    recalled = dump(
         memory.recall_context(
             a.query, thread_id=a.thread_id, max_events=a.max_events,
             max_elements=a.max_elements, token_budget=a.token_budget,
         )
     )  # fmt: skip
+    for block in recalled["blocks"]:
+        del block["content"]
+    return recalled
 
 
 def search_events(memory: StrataGate, a: SearchEventsInput) -> dict[str, Any]:

@@ -99,3 +99,16 @@ def test_bench_log_measures_every_metric_on_sqlite(tmp_path: Path) -> None:
     metrics = {row["metric"] for row in report["results"] if row["backend"] == "sqlite"}
     assert metrics == {"append_single", "append_batch", "replay", "verify"}
     assert all(row["median"] > 0 for row in report["results"])
+
+
+def test_bench_mcp_times_tool_calls_over_stdio_and_http(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_mcp", "--turns", "40", "--calls", "5", "--warmup", "2")
+    assert {(row["transport"], row["tool"]) for row in report["results"]} == {
+        (transport, tool)
+        for transport in ("in-process", "stdio", "http")
+        for tool in ("search_events", "recall_context")
+    }
+    for row in report["results"]:
+        assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["max_ms"] and row["n"] == 5
+        assert row["transport"] == "in-process" or row["server_cpu_ms"] >= 0  # 10 ms ticks
+    assert report["sizes"]["turns"] == 40 and report["target"]["http_p50_ms_max"] == 10
