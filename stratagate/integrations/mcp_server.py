@@ -139,9 +139,10 @@ def tool_error(exc: BaseException) -> types.CallToolResult:
 
 
 def tool_result(value: dict[str, Any]) -> types.CallToolResult:
-    text = orjson.dumps(value).decode()
+    """The result as one JSON text (no ``structuredContent``: the SDK's validation of a copy
+    cost about 1.5 ms of CPU per call on the bench, and models read the text)."""
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=value
+        content=[types.TextContent(type="text", text=orjson.dumps(value).decode())]
     )
 
 
