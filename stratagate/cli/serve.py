@@ -62,6 +62,7 @@ def serve(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get(ENV_TOKEN) or None
     if args.transport == "http":
         check_bind(args.host, token)
+    wire = mcp_server.claim_stdio() if args.transport == "stdio" else None
     pool = mcp_server.MemoryPool(args.database, args.namespace, allowed, options)
     try:
         pool.run(args.namespace, lambda memory: memory.turn)  # fail now, not at the first call
@@ -70,9 +71,9 @@ def serve(args: argparse.Namespace) -> int:
         raise
     stop_on_sigterm()
     served = ", ".join(sorted(allowed))
-    if args.transport == "stdio":
+    if wire is not None:
         print(f"stratagate: serving {served} of {args.database} on stdio", file=sys.stderr)
-        mcp_server.run_stdio(pool)
+        mcp_server.run_stdio(pool, wire)
         return EXIT_OK
     guard = GuardSettings(
         token=token, max_body_bytes=args.max_body_bytes, rate=float(args.rate_limit)

@@ -12,7 +12,10 @@ OpenTelemetry middleware is removed.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
+import os
+import sys
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -254,21 +257,46 @@ def build_server(pool: MemoryPool) -> Server[Any]:
     return server
 
 
-async def serve_stdio(pool: MemoryPool) -> None:
-    """Serve one client on this process's stdin and stdout until it closes them."""
+@dataclass(frozen=True)
+class StdioWire:
+    """The client's pipes, moved off file descriptors 0 and 1 (see ``claim_stdio``)."""
+
+    incoming: int
+    outgoing: int
+
+
+def claim_stdio() -> StdioWire:
+    """Take the client's pipes before any memory opens: fd 0 becomes the null device and fd 1
+    stderr, so nothing else this process or its children (Ray's) write or read reaches the
+    wire, and no child keeps the pipes open (the duplicates are not inheritable)."""
+    wire = StdioWire(incoming=os.dup(0), outgoing=os.dup(1))
+    sys.stdout.flush()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return wire
+
+
+async def serve_stdio(pool: MemoryPool, wire: StdioWire) -> None:
+    """Serve one client on the claimed pipes until it closes its end."""
+    import anyio
     from mcp.server.stdio import stdio_server
 
     server = build_server(pool)
-    async with stdio_server() as (read_stream, write_stream):
+    incoming = io.TextIOWrapper(os.fdopen(wire.incoming, "rb"), encoding="utf-8", errors="replace")
+    outgoing = io.TextIOWrapper(os.fdopen(wire.outgoing, "wb"), encoding="utf-8")
+    streams = stdio_server(anyio.wrap_file(incoming), anyio.wrap_file(outgoing))
+    async with streams as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def run_stdio(pool: MemoryPool) -> None:
+def run_stdio(pool: MemoryPool, wire: StdioWire) -> None:
     """Serve over stdio; the pool is closed afterwards."""
     import anyio
 
     try:
-        anyio.run(serve_stdio, pool)
+        anyio.run(serve_stdio, pool, wire)
     finally:
         pool.close()
 
@@ -302,6 +330,7 @@ __all__ = [
     "MemoryPool",
     "build_server",
     "call_tool",
+    "claim_stdio",
     "error_text",
     "http_app",
     "run_http",

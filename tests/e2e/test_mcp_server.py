@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from stratagate.cli.demo import sample_turns
+from stratagate.errors import WriterBusyError
 from stratagate.memory import StrataGate
 from tests.support.mcp_client import (
     ENV,
@@ -262,3 +264,31 @@ def test_a_bind_beyond_loopback_needs_a_token(database: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "reachable from other machines" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.ray
+def test_stdio_serves_the_ray_runtime(tmp_path: Path) -> None:
+    """The roles run as Ray actors; Ray's processes never write on the client's pipe."""
+    database = tmp_path / "memory.db"
+
+    async def session() -> None:
+        async with stdio_client(database, "--runtime", "ray", "--block-turn-size", "2") as client:
+            for turn in sample_turns()[:6]:
+                await call(client, "append_turn", user=turn.user, assistant=turn.assistant,
+                           created_at=turn.created_at, receipt_id=turn.receipt_id)  # fmt: skip
+            raw = await call(client, "search_raw_memory", query="Fieldnotes")
+            assert raw["batch_id"] and raw["hits"]
+            assert (await call(client, "verify"))["ok"] is True
+
+    anyio.run(session)
+    started = time.monotonic()
+    while True:  # the server's Ray processes hold the writer lease until they are gone
+        try:
+            memory = StrataGate.open(database, "default")
+            break
+        except WriterBusyError:
+            assert time.monotonic() - started < 60
+            time.sleep(0.5)
+    print(f"lease free after {time.monotonic() - started:.1f} s")
+    with memory:
+        assert memory.turn == 6 and memory.verify().ok
