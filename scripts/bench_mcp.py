@@ -19,6 +19,7 @@ import contextlib
 import itertools
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -73,19 +74,24 @@ async def timed_calls(
 
 
 async def measure(client: Client, pid: int, transport: str, args: Any) -> list[dict[str, Any]]:
+    sizes: list[int] = []
+
     async def call(tool: str, arguments: dict[str, Any]) -> None:
         result = await client.call_tool(tool, arguments)
         if result.is_error:
             raise RuntimeError(f"{tool} failed: {result.content}")
+        sizes.append(len(result.content[0].text))  # type: ignore[union-attr]
 
     rows = []
     for tool in TOOLS:
+        sizes.clear()
         cpu_before = cpu_seconds(pid)
         took = await timed_calls(call, tool, args.questions, args.warmup)
         cpu = (cpu_seconds(pid) - cpu_before) / (len(took) + args.warmup)
         rows.append(
-            {"transport": transport, "tool": tool, **summary_ms(took), "server_cpu_ms": cpu * 1000}
-        )
+            {"transport": transport, "tool": tool, **summary_ms(took),
+             "server_cpu_ms": cpu * 1000, "result_kb": statistics.fmean(sizes) / 1024}
+        )  # fmt: skip
     return rows
 
 
@@ -194,7 +200,17 @@ def main() -> None:
         rows += over_http(database, args)
     http_p50 = max(r["p50_ms"] for r in rows if r["transport"] == "http")
     print_table(
-        rows, ["transport", "tool", "p50_ms", "p95_ms", "mean_ms", "max_ms", "server_cpu_ms", "n"]
+        rows,
+        [
+            "transport",
+            "tool",
+            "p50_ms",
+            "p95_ms",
+            "mean_ms",
+            "max_ms",
+            "server_cpu_ms",
+            "result_kb",
+        ],
     )
     print(f"HTTP p50 {http_p50:.2f} ms (target <= {TARGET_HTTP_P50_MS:.0f} ms)")
     out = write_report(
