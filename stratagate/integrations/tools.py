@@ -262,7 +262,7 @@ def forget_event(memory: StrataGate, a: ForgetEventInput) -> dict[str, Any]:
 
 
 def history(memory: StrataGate, a: HistoryInput) -> dict[str, Any]:
-    records = memory.history(a.since)
+    records = memory.history(a.since, limit=a.limit + 1)  # one more: is there a next page?
     page = records[: a.limit]
     more = len(records) > len(page)
     return {
