@@ -398,9 +398,9 @@ class AsyncStrataGate:
         """Undo an import batch by appended events (nothing is deleted); False if already undone."""
         return await asyncio.to_thread(self.sync.undo_import, batch_id)
 
-    async def history(self, since: int = 0) -> list[HistoryRecord]:
-        """Logged domain events after ``since`` (a global position), in order."""
-        return await asyncio.to_thread(self.sync.history, since)
+    async def history(self, since: int = 0, *, limit: int | None = None) -> list[HistoryRecord]:
+        """Logged domain events after ``since`` (a global position), in order; at most"""
+        return await asyncio.to_thread(self.sync.history, since, limit=limit)
 
     async def verify(self) -> VerifyReport:
         """Check the hash chain, then rebuild every read model from the log and compare."""

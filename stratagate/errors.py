@@ -80,7 +80,12 @@ class RuntimeUnavailableError(StrataGateError):
     """The requested runtime (for example Ray) cannot be started or reached."""
 
 
+class AccessDeniedError(StrataGateError, PermissionError):
+    """A server refused the request: a namespace outside its allow-list (nothing was read)."""
+
+
 __all__ = [
+    "AccessDeniedError",
     "ChainVerificationError",
     "DrainTimeoutError",
     "InvalidInputError",

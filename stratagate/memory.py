@@ -633,13 +633,18 @@ class StrataGate:
 
     # -- audit ------------------------------------------------------------------------------
 
-    def history(self, since: int = 0) -> list[HistoryRecord]:
-        """Logged domain events after ``since`` (a global position), in order."""
+    def history(self, since: int = 0, *, limit: int | None = None) -> list[HistoryRecord]:
+        """Logged domain events after ``since`` (a global position), in order; at most
+        ``limit`` of them (a page: the next starts after the last one's position)."""
         if not isinstance(since, int) or not 0 <= since <= MAX_POSITION:
             raise InvalidInputError(
                 f"since must be an integer from 0 to {MAX_POSITION}, got {since!r}"
             )
-        return read_history(self._store, self._namespace, since)
+        if limit is not None and (
+            not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
+        ):
+            raise InvalidInputError(f"limit must be a positive integer or None, got {limit!r}")
+        return read_history(self._store, self._namespace, since, limit=limit)
 
     def verify(self) -> VerifyReport:
         """Check the hash chain, then rebuild every read model from the log and compare."""
@@ -652,13 +657,19 @@ class StrataGate:
         return MemoryView(replay(self._store, self._namespace, until=position))
 
 
-def read_history(store: EventStore, namespace: str, since: int = 0) -> list[HistoryRecord]:
-    """The namespace's logged domain events after a global position, read from the log (what
-    ``StrataGate.history`` returns; tools that must not open a writer read it this way)."""
+def read_history(
+    store: EventStore, namespace: str, since: int = 0, *, limit: int | None = None
+) -> list[HistoryRecord]:
+    """The namespace's logged domain events after a global position (at most ``limit``), read
+    from the log (what ``StrataGate.history`` returns; tools that must not open a writer read
+    it this way)."""
     records: list[HistoryRecord] = []
     position = since
     while True:
-        rows = store.read(namespace, after=position, limit=2000)
+        wanted = 2000 if limit is None else min(2000, limit - len(records))
+        if wanted <= 0:
+            return records
+        rows = store.read(namespace, after=position, limit=wanted)
         records.extend(
             HistoryRecord(
                 position=row.global_position,
@@ -672,7 +683,7 @@ def read_history(store: EventStore, namespace: str, since: int = 0) -> list[Hist
             )
             for row in rows
         )
-        if len(rows) < 2000:
+        if len(rows) < wanted:
             return records
         position = rows[-1].global_position
 

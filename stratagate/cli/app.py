@@ -12,7 +12,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from stratagate import __version__
 from stratagate.errors import (
@@ -55,6 +55,7 @@ exit status:
 
 ENV_DATABASE = "STRATAGATE_DATABASE"
 ENV_NAMESPACE = "STRATAGATE_NAMESPACE"
+ENV_TOKEN = "STRATAGATE_TOKEN"
 DEFAULT_DATABASE = "stratagate.db"
 DEFAULT_NAMESPACE = "default"
 
@@ -97,7 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(
-        name: str, handler: str, help_text: str, *, demo: bool = False, per_file: bool = False
+        name: str,
+        handler: str,
+        help_text: str,
+        *,
+        demo: bool = False,
+        per_file: bool = False,
+        json_output: bool = True,
     ) -> argparse.ArgumentParser:
         sub = commands.add_parser(
             name,
@@ -132,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
             default=namespace,
             help=f"the namespace (one agent's or user's memory) to work on {namespace_help}",
         )
-        if not demo:
+        if not demo and json_output:
             sub.add_argument("--json", action="store_true", help="print one JSON document")
         sub.set_defaults(handler=handler)
         return sub
@@ -275,11 +282,84 @@ def build_parser() -> argparse.ArgumentParser:
     command("stats", "commands:stats", "counts of everything in the namespace")
     command("namespaces", "commands:namespaces", "every namespace in the database")
 
+    add_serve(command)
+
     demo = command(
         "demo", "demo:demo", "ingest the bundled sample and show what it learned", demo=True
     )
     demo.add_argument("--fresh", action="store_true", help="delete the demo database first")
     return parser
+
+
+def add_serve(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """``stratagate serve``: the memory's tools over MCP (extra ``mcp``; see docs/AGENTS.md)."""
+    serve = command(
+        "serve",
+        "serve:serve",
+        "serve the memory's tools to agents over MCP (stdio or streamable HTTP)",
+        json_output=False,
+    )
+    serve.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio for a client that starts the server, http for streamable HTTP on "
+        "--host:--port/mcp (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="http: the address to bind; anything but loopback requires a token "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--port", type=non_negative, default=8765, help="http: the port (default: %(default)s)"
+    )
+    serve.add_argument(
+        "--namespaces",
+        metavar="A,B,...",
+        help="the namespaces a call may name (default: only --namespace)",
+    )
+    serve.add_argument(
+        "--token",
+        help=f"http: the bearer token every request must carry (default: ${ENV_TOKEN} when set, "
+        "else none; prefer the variable: a command line is visible to other users)",
+    )
+    serve.add_argument(
+        "--max-body-bytes",
+        type=positive,
+        default=1_048_576,
+        metavar="N",
+        help="http: refuse larger request bodies with 413 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--rate-limit",
+        type=non_negative,
+        default=50,
+        metavar="N",
+        help="http: requests per second per client address, with bursts of 200; "
+        "0 disables (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--runtime",
+        choices=("inline", "ray"),
+        default="inline",
+        help="run the roles in the server process or as Ray actors (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--models",
+        choices=("offline", "none", "openai"),
+        default="offline",
+        help="offline heuristics, no callbacks, or the OpenAI-compatible endpoint "
+        "configured by STRATAGATE_MODEL_* variables (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--block-turn-size",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="turns per sealed block (default: what the namespace recorded, 12 for a new one)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

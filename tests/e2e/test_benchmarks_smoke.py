@@ -112,3 +112,16 @@ def test_bench_cards_reports_windows_and_the_batch(tmp_path: Path) -> None:
     ]
     assert all(0 < row["p50_ms"] <= row["max_ms"] for row in report["rows"])
     assert report["cards"] == 60 and report["p50_growth"] > 0
+
+
+def test_bench_mcp_times_tool_calls_over_stdio_and_http(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_mcp", "--turns", "40", "--calls", "5", "--warmup", "2")
+    assert {(row["transport"], row["tool"]) for row in report["results"]} == {
+        (transport, tool)
+        for transport in ("in-process", "stdio", "http")
+        for tool in ("search_events", "recall_context")
+    }
+    for row in report["results"]:
+        assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["max_ms"] and row["n"] == 5
+        assert row["transport"] == "in-process" or row["server_cpu_ms"] >= 0  # 10 ms ticks
+    assert report["sizes"]["turns"] == 40 and report["target"]["http_p50_ms_max"] == 10

@@ -85,7 +85,7 @@ METHODS = {
     "complete_element_projection": "job_id result",
     "fail_element_projection": "job_id error",
     "recall_context": "query thread_id max_events max_elements token_budget",
-    "history": "since",
+    "history": "since limit",
     "verify": "",
     "state_at": "position",
     "import_external_memory": "document decide top_k",
@@ -104,6 +104,7 @@ DEFAULTS = {
     ("import_external_memory", "top_k"): 5,
     ("append_turn", "wait"): True,
     ("history", "since"): 0,
+    ("history", "limit"): None,
 }
 
 
