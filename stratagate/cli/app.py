@@ -1,7 +1,8 @@
 """The ``stratagate`` command line: argument parsing, dispatch and exit statuses.
 
-The subcommands live in ``stratagate.cli.commands`` and ``stratagate.cli.demo`` and are
-imported only once the arguments parse, so ``--help`` and usage errors answer at once.
+The subcommands live in ``stratagate.cli.commands``, ``demo`` and ``serve``; each parser holds
+its handler as a typed callable, and those modules load only when a handler runs (they are lazy
+modules here), so ``--help`` and usage errors answer at once.
 A ``StrataGateError`` becomes one ``stratagate: error: …`` line on stderr and its exit status
 (see ``EXIT_CODES``); any other exception is a bug and keeps its traceback.
 """
@@ -9,10 +10,12 @@ A ``StrataGateError`` becomes one ``stratagate: error: …`` line on stderr and 
 from __future__ import annotations
 
 import argparse
-import importlib
+import importlib.util
 import os
 import sys
 from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from stratagate import __version__
 from stratagate.errors import (
@@ -22,6 +25,32 @@ from stratagate.errors import (
     StrataGateError,
     UnknownIdError,
 )
+
+Handler = Callable[[argparse.Namespace], int]
+"""What a subcommand runs: the parsed arguments in, the exit status out."""
+
+
+def lazy_module(name: str) -> ModuleType:
+    """``name`` as a module whose code runs at its first attribute access (stdlib LazyLoader)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.loader is not None, name
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+if TYPE_CHECKING:
+    from stratagate.cli import commands as run_commands
+    from stratagate.cli import demo as run_demo
+    from stratagate.cli import serve as run_serve
+else:
+    run_commands = lazy_module("stratagate.cli.commands")
+    run_demo = lazy_module("stratagate.cli.demo")
+    run_serve = lazy_module("stratagate.cli.serve")
 
 EXIT_OK = 0
 EXIT_VERIFY_FAILED = 1
@@ -87,7 +116,7 @@ def from_environment(name: str, fallback: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of every subcommand; each sets ``handler`` to ``module:function``."""
+    """The parser of every subcommand; each sets ``handler`` to the function that runs it."""
     parser = argparse.ArgumentParser(
         prog="stratagate",
         description="Long-term memory for AI agents: ingest, search, audit and replay.",
@@ -99,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def command(
         name: str,
-        handler: str,
+        handler: Handler,
         help_text: str,
         *,
         demo: bool = False,
@@ -146,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = command(
         "ingest",
-        "commands:ingest",
+        lambda a: run_commands.ingest(a),
         "append the turns of JSONL or LoCoMo files, one namespace per file",
         per_file=True,
     )
@@ -193,7 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="namespaces ingested at once (default: %(default)s)",
     )
 
-    search = command("search", "commands:search", "search events, element facts or raw messages")
+    search = command(
+        "search", lambda a: run_commands.search(a), "search events, element facts or raw messages"
+    )
     search.add_argument("query", help="the words to look for (an empty query is an error)")
     search.add_argument(
         "--kind",
@@ -212,7 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--thread", metavar="THREAD_ID", help="raw search: only this thread (default: all)"
     )
 
-    context = command("context", "commands:context", "print what recall_context packs")
+    context = command(
+        "context", lambda a: run_commands.context(a), "print what recall_context packs"
+    )
     context.add_argument("query", help="what the model is about to be asked")
     context.add_argument(
         "--thread", metavar="THREAD_ID", help="whose block context to add (default: none)"
@@ -239,7 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="token budget of the packed text (default: %(default)s)",
     )
 
-    expand = command("expand", "commands:expand", "expand a block, an event or an element")
+    expand = command(
+        "expand", lambda a: run_commands.expand(a), "expand a block, an event or an element"
+    )
     expand.add_argument(
         "kind", choices=("block", "event", "element"), help="what ID names: block, event or element"
     )
@@ -253,7 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--at", metavar="TIME", help="element: its state as of this ISO time (default: now)"
     )
 
-    history = command("history", "commands:history", "the namespace's log of domain events")
+    history = command(
+        "history", lambda a: run_commands.history(a), "the namespace's log of domain events"
+    )
     history.add_argument(
         "--since",
         type=non_negative,
@@ -268,9 +305,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--type", metavar="TYPE", help="only events of this type, e.g. BlockSealed (default: all)"
     )
 
-    command("verify", "commands:verify", "check the hash chain and replay the log")
+    command("verify", lambda a: run_commands.verify(a), "check the hash chain and replay the log")
 
-    replay = command("replay", "commands:replay", "what the memory knew as of a position")
+    replay = command(
+        "replay", lambda a: run_commands.replay(a), "what the memory knew as of a position"
+    )
     replay.add_argument(
         "--until",
         type=non_negative,
@@ -279,13 +318,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="the global position to stop at (history prints positions)",
     )
 
-    command("stats", "commands:stats", "counts of everything in the namespace")
-    command("namespaces", "commands:namespaces", "every namespace in the database")
+    command("stats", lambda a: run_commands.stats(a), "counts of everything in the namespace")
+    command("namespaces", lambda a: run_commands.namespaces(a), "every namespace in the database")
 
     add_serve(command)
 
     demo = command(
-        "demo", "demo:demo", "ingest the bundled sample and show what it learned", demo=True
+        "demo",
+        lambda a: run_demo.demo(a),
+        "ingest the bundled sample and show what it learned",
+        demo=True,
     )
     demo.add_argument("--fresh", action="store_true", help="delete the demo database first")
     return parser
@@ -295,7 +337,7 @@ def add_serve(command: Callable[..., argparse.ArgumentParser]) -> None:
     """``stratagate serve``: the memory's tools over MCP (extra ``mcp``; see docs/AGENTS.md)."""
     serve = command(
         "serve",
-        "serve:serve",
+        lambda a: run_serve.serve(a),
         "serve the memory's tools to agents over MCP (stdio or streamable HTTP)",
         json_output=False,
     )
@@ -368,8 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         check_arguments(subcommand(parser, args.command), args)
-        module_name, _, function = args.handler.partition(":")
-        handler = getattr(importlib.import_module(f"stratagate.cli.{module_name}"), function)
+        handler: Handler = args.handler
         return int(handler(args))
     except StrataGateError as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
