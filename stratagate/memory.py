@@ -17,11 +17,12 @@ from typing import Any, TypeVar
 
 import orjson
 
-from projections.replay import iter_records, replay
+from projections.replay import replay
 from stratagate.actors.inline_runtime import InlineRuntime
 from stratagate.actors.role import new_command_id
 from stratagate.actors.routing import Handles
 from stratagate.actors.runtime import Runtime
+from stratagate.audit import verify_log
 from stratagate.callbacks import invoke, validate_output
 from stratagate.core.timeutil import parse_datetime
 from stratagate.core.turn_input import check_thread_id, check_time, turn_messages
@@ -181,6 +182,7 @@ class StrataGate:
         self._closed = False
         self._store = open_store(database)
         try:
+            self._store.check_head(namespace)  # a broken log is reported, never extended
             self._runtime = self._make_runtime(recover=options.recover_on_open)
             self._runtime.send(ApplySettings())
         except BaseException:
@@ -687,58 +689,9 @@ def last_event_at(store: EventStore, namespace: str) -> datetime | None:
 def verify_namespace(
     store: EventStore, namespace: str, live: Sequence[tuple[int, dict[str, str]]]
 ) -> VerifyReport:
-    """Chain check, then a replay compared with each live host's digests at its position."""
-    bad = store.verify_chain(namespace)
-    if bad is not None:
-        return VerifyReport(
-            ok=False,
-            first_bad_position=bad,
-            chain_ok=False,
-            replay_ok=False,
-            events_checked=0,
-            detail=f"hash chain breaks at global position {bad}",
-        )
-    hosted = {name for _, digests in live for name in digests}
-    state = replay(store, namespace, until=0, components=hosted or None)
-    mismatched: set[str] = set()
-    records = iter_records(store, namespace)
-    try:
-        for position, digests in sorted(live, key=lambda item: item[0]):
-            for recorded in records:
-                state.apply(recorded)
-                if state.position >= position:
-                    break
-            rebuilt = state.digests()
-            mismatched.update(
-                name for name, digest in digests.items() if rebuilt.get(name) != digest
-            )
-        for recorded in records:
-            state.apply(recorded)
-    except StorageError as exc:
-        return VerifyReport(
-            ok=False,
-            first_bad_position=_next_position(store, namespace, state.position),
-            chain_ok=True,
-            replay_ok=False,
-            events_checked=store.count(namespace),
-            detail=f"replay failed after position {state.position}: {exc}",
-        )
-    ok = not mismatched
-    names = ", ".join(sorted(mismatched))
-    return VerifyReport(
-        ok=ok,
-        first_bad_position=None,
-        chain_ok=True,
-        replay_ok=ok,
-        events_checked=store.count(namespace),
-        mismatched_models=sorted(mismatched),
-        detail="" if ok else f"live read models differ from the replay: {names}",
-    )
-
-
-def _next_position(store: EventStore, namespace: str, after: int) -> int | None:
-    rows = store.read(namespace, after=after, limit=1)
-    return rows[0].global_position if rows else None
+    """Chain, snapshots and a replay compared with each live host's digests at its position
+    (``stratagate.audit.verify_log``: damage is reported, never raised)."""
+    return verify_log(store, namespace, live)
 
 
 __all__ = [

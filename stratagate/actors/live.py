@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from projections.replay import PAGE_SIZE, hydrate, save_snapshot
+from projections.replay import PAGE_SIZE, apply_at, decode_at, hydrate, save_snapshot
 from projections.state import NamespaceState
 from stratagate.errors import FencedWriterError
-from stratagate.events import DomainEvent, Recorded, decode, encode
+from stratagate.events import DomainEvent, Recorded, encode
 from stratagate.read.view import MemoryView
 from stratagate.store import GENESIS_HASH, EventStore, Lease, StoredEvent
 
@@ -82,7 +82,7 @@ class LiveState:
                 if until is not None and row.global_position > until:
                     return count
                 if row.event_type in self._handled:
-                    self.state.apply(decode(row))
+                    apply_at(self.state, decode_at(row))
                 else:  # a role's state holds only some models: no need to decode the rest
                     self.state.skip(row.global_position)
                 self._last_hash = row.hash

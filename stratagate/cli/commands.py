@@ -22,6 +22,7 @@ from typing import Any
 
 from projections.replay import hydrate
 from projections.replay import replay as replay_until
+from stratagate.audit import verify_log
 from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.formatting import json_text
 from stratagate.cli.ingest_job import FileResult, job_files, model_options, run_job
@@ -38,14 +39,13 @@ from stratagate.cli.views import (
     stats_lines,
 )
 from stratagate.core.search_text import search_tokens
-from stratagate.errors import InvalidInputError, StorageError, UnknownIdError, WriterBusyError
+from stratagate.errors import InvalidInputError, UnknownIdError, WriterBusyError
 from stratagate.events import EVENT_TYPES
 from stratagate.memory import (
     MAX_POSITION,
     StrataGate,
     last_event_at,
     read_history,
-    verify_namespace,
 )
 from stratagate.read.view import MemoryView
 from stratagate.results import VerifyReport
@@ -93,7 +93,7 @@ def log_head(database: str, namespace: str) -> int:
     """
     require_database(database)
     with open_event_store(database, create=False) as store:
-        if store.count(namespace) == 0:
+        if not store.read(namespace, limit=1) and not store.count(namespace):  # either may be lost
             raise NothingThereError(
                 f"unknown namespace {namespace!r} in {database} "
                 "(`stratagate namespaces` lists the namespaces there)"
@@ -334,18 +334,11 @@ def verify(args: argparse.Namespace) -> int:
 
 
 def _verify_report(database: str, namespace: str) -> VerifyReport:
-    """What ``StrataGate.verify()`` checks, without a writer lease: the hash chain, then a full
-    replay compared with the read models as a memory would open them (snapshot + log tail).
-    When those cannot even be loaded from a damaged log, the chain check and replay alone."""
+    """What ``StrataGate.verify()`` checks, without a writer lease: the hash chain and heads
+    record, then a full replay compared with every stored snapshot (what a memory would open
+    with). Damage is reported, never raised."""
     with open_event_store(database, create=False) as store:
-        try:
-            state, _ = hydrate(store, namespace, INLINE_SNAPSHOT)
-        except StorageError:
-            report = verify_namespace(store, namespace, [])
-            if report.ok:
-                raise
-            return report
-        return verify_namespace(store, namespace, [(state.position, state.digests())])
+        return verify_log(store, namespace)
 
 
 def replay(args: argparse.Namespace) -> int:

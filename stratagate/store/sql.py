@@ -35,7 +35,7 @@ from stratagate.errors import (
 from stratagate.store import schema
 from stratagate.store.chain import ChainCheck, check_chain, seal_batch
 from stratagate.store.leases import DEFAULT_TTL_S, Holder, Lease, may_take_over
-from stratagate.store.records import GENESIS_HASH, NewEvent, Snapshot, StoredEvent
+from stratagate.store.records import GENESIS_HASH, LogFault, NewEvent, Snapshot, StoredEvent
 from stratagate.store.statements import statements
 from stratagate.store.validation import (
     check_batch,
@@ -352,21 +352,53 @@ class SqlEventStore:
             return sorted(conn.execute(select(schema.heads.c.namespace)).scalars())
 
     def verify_chain(self, namespace: str) -> int | None:
-        """The ``global_position`` of the first row whose hash does not verify, or ``None``.
+        """The ``global_position`` of the first row whose hash does not verify, or ``None``
+        (``find_fault`` says why)."""
+        fault = self.find_fault(namespace)
+        return fault.position if fault else None
+
+    def find_fault(self, namespace: str) -> LogFault | None:
+        """The first place the namespace's log goes wrong, with the reason, or ``None``.
 
         Rows are checked in position order (see ``stratagate.store.chain``). When every row
-        verifies but the namespace's heads record disagrees with them (say, its tail was
-        deleted), the larger of the recorded and the found last position is returned.
+        verifies but the namespace's heads record disagrees with them, the fault is where the
+        two part: the first row past the recorded head (rows added behind the store's back),
+        the first position past the last row that no other namespace holds, up to the recorded
+        head (a deleted tail), or the last row (a lost or edited heads record).
         """
         check_name("namespace", namespace)
-        with self._transaction(write=False, snapshot=True) as conn:
+        with self._transaction(write=False, snapshot=True) as conn, _lenient_text(conn):
             walk = check_chain(_walk(conn, namespace))
+            if walk.first_bad_position is not None:
+                return LogFault(walk.first_bad_position, walk.reason)
             head = conn.execute(
                 select(schema.heads).where(schema.heads.c.namespace == namespace)
             ).one_or_none()
-        if walk.first_bad_position is not None:
-            return walk.first_bad_position
-        return _head_mismatch(walk, head)
+            return _head_fault(conn, namespace, walk, head)
+
+    def check_head(self, namespace: str) -> None:
+        """Raise ``LogIntegrityError`` unless the heads record is the namespace's last row."""
+        check_name("namespace", namespace)
+        with self._transaction(write=False) as conn:
+            head = conn.exec_driver_sql(self._sql.head, {"ns": namespace}).first()
+            column = schema.events.c
+            last = conn.execute(
+                select(column.global_position, column.hash)
+                .where(column.namespace == namespace)
+                .order_by(column.global_position.desc())
+                .limit(1)
+            ).first()
+        try:
+            _check_head(namespace, head, *(last or (None, None)))
+        except LogIntegrityError:
+            fault = self.find_fault(namespace)  # the slow walk, only once the log is damaged
+            if fault is None:
+                raise
+            raise LogIntegrityError(
+                f"the log of namespace {namespace!r} is damaged at global position "
+                f"{fault.position}: {fault.reason}; nothing was appended — run verify",
+                fault.position,
+            ) from None
 
     def save_snapshot(self, snapshot: Snapshot) -> None:
         """Store (replace) the snapshot of ``(namespace, key)``."""
@@ -644,6 +676,22 @@ def _stored_by_id(conn: Connection, event_ids: list[str]) -> dict[str, StoredEve
     return found
 
 
+@contextmanager
+def _lenient_text(conn: Connection) -> Iterator[None]:
+    """On SQLite, let text that is not UTF-8 (written behind the store's back) reach the chain
+    check as undecodable characters instead of failing the whole read."""
+    raw = conn.connection.dbapi_connection
+    if conn.dialect.name != "sqlite" or raw is None:
+        yield
+        return
+    saved = raw.text_factory
+    raw.text_factory = lambda data: data.decode("utf-8", "surrogateescape")
+    try:
+        yield
+    finally:
+        raw.text_factory = saved
+
+
 def _walk(conn: Connection, namespace: str) -> Iterator[StoredEvent]:
     """Every row of ``namespace`` in position order, fetched a page at a time."""
     after = 0
@@ -660,16 +708,48 @@ def _walk(conn: Connection, namespace: str) -> Iterator[StoredEvent]:
         after = page[-1].global_position
 
 
-def _head_mismatch(walk: ChainCheck, head: Row[Any] | None) -> int | None:
+def _head_fault(
+    conn: Connection, namespace: str, walk: ChainCheck, head: Row[Any] | None
+) -> LogFault | None:
+    """Where the heads record and a verified walk of the rows part, if they do."""
     if head is None:
-        return walk.last_position or None
+        if not walk.count:
+            return None
+        return LogFault(walk.last_position, "the namespace's heads record is missing")
     if (head.last_position, head.last_hash, head.event_count) == (
         walk.last_position,
         walk.last_hash,
         walk.count,
     ):
         return None
-    return max(head.last_position, walk.last_position)
+    column = schema.events.c
+    if walk.last_position > head.last_position:
+        first_extra = conn.execute(
+            select(func.min(column.global_position)).where(
+                column.namespace == namespace, column.global_position > head.last_position
+            )
+        ).scalar()
+        return LogFault(
+            int(first_extra or 0), "rows follow the position the heads record names (rows added)"
+        )
+    if walk.last_position < head.last_position:
+        taken = set(
+            conn.execute(
+                select(column.global_position).where(
+                    column.namespace != namespace,
+                    column.global_position > walk.last_position,
+                    column.global_position <= head.last_position,
+                )
+            ).scalars()
+        )
+        missing = next(
+            (p for p in range(walk.last_position + 1, head.last_position + 1) if p not in taken),
+            head.last_position,
+        )
+        return LogFault(
+            missing, f"the heads record ends at {head.last_position} (rows at the end are gone)"
+        )
+    return LogFault(walk.last_position, "the heads record does not match the last row")
 
 
 def _columns(row: StoredEvent) -> dict[str, Any]:

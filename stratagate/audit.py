@@ -1,0 +1,169 @@
+"""Verifying a namespace's log: the hash chain, the heads record, every stored snapshot and a
+full replay — reported, never raised. An audit only reads: it appends nothing and takes no lease.
+
+Whatever the damage (edited, deleted, inserted or reordered rows, a lost heads record, a
+truncated log under a snapshot, undecodable payloads, unknown event types, events that name
+what the log does not hold, a forged snapshot), ``verify_log`` returns a ``VerifyReport`` with
+``ok=False``, the first bad global position and a one-line reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from projections.replay import PAGE_SIZE, apply_at, decode_at, restore_snapshot
+from projections.state import NamespaceState
+from stratagate.errors import LogIntegrityError
+from stratagate.results import VerifyReport
+from stratagate.store import EventStore
+
+SNAPSHOT_KEYS = ("inline", "sealer", "extractor", "projector", "weights")
+"""The snapshots runtimes keep of a namespace: the inline runtime's, and one per Ray role."""
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Read-model digests some host claims for the log up to ``position``."""
+
+    position: int
+    digests: dict[str, str]
+    label: str
+    """``"live"`` for an open memory's models, else the snapshot's name."""
+
+
+def verify_log(
+    store: EventStore,
+    namespace: str,
+    live: Sequence[tuple[int, dict[str, str]]] = (),
+    *,
+    snapshot_keys: Iterable[str] = SNAPSHOT_KEYS,
+) -> VerifyReport:
+    """The chain and heads record, then every usable snapshot and the ``live`` models (each
+    host's position and digests) compared with a full replay of the log."""
+    fault = store.find_fault(namespace)
+    if fault is not None:
+        return _failed(
+            fault.position,
+            f"the log breaks at global position {fault.position}: {fault.reason}",
+            chain_ok=False,
+        )
+    checkpoints = [Checkpoint(position, dict(d), "live") for position, d in live]
+    for key in snapshot_keys:
+        found = _snapshot_checkpoint(store, namespace, key)
+        if isinstance(found, VerifyReport):
+            return found
+        if found is not None:
+            checkpoints.append(found)
+    return _replay_against(store, namespace, checkpoints)
+
+
+def _snapshot_checkpoint(
+    store: EventStore, namespace: str, key: str
+) -> Checkpoint | VerifyReport | None:
+    """The digests a stored snapshot claims, or the report of why it cannot be right."""
+    snapshot = store.load_snapshot(namespace, key)
+    if snapshot is None:
+        return None  # a snapshot is a cache: never having written one is normal
+    state = restore_snapshot(snapshot)
+    if state is None:
+        from projections.replay import SNAPSHOT_FORMAT
+
+        if snapshot.model_version != SNAPSHOT_FORMAT:
+            return None  # an older format, ignored by every open
+        return _failed(
+            snapshot.position,
+            f"snapshot {key!r} at global position {snapshot.position} is corrupt (its data does "
+            "not decode or no longer has its digest); opens ignore it, delete it to clear this",
+        )
+    rows = store.read(namespace, after=max(0, snapshot.position - 1), limit=1)
+    if snapshot.position and (not rows or rows[0].global_position != snapshot.position):
+        return _failed(
+            snapshot.position,
+            f"snapshot {key!r} covers global position {snapshot.position}, which the log no "
+            "longer holds (the log was truncated or rewritten)",
+            chain_ok=False,
+        )
+    return Checkpoint(snapshot.position, state.digests(), f"snapshot {key!r}")
+
+
+def _replay_against(
+    store: EventStore, namespace: str, checkpoints: list[Checkpoint]
+) -> VerifyReport:
+    """Replay the whole log once, comparing each checkpoint's digests at its position."""
+    names = {name for checkpoint in checkpoints for name in checkpoint.digests}
+    state = NamespaceState(namespace, names or None)
+    pending = sorted(checkpoints, key=lambda checkpoint: checkpoint.position)
+    mismatched: set[str] = set()
+    checked, after = 0, 0
+    try:
+        while True:
+            rows = store.read(namespace, after=after, limit=PAGE_SIZE)
+            for row in rows:
+                while pending and pending[0].position < row.global_position:
+                    failure = _compare(state, pending.pop(0), mismatched)
+                    if failure is not None:
+                        return failure
+                apply_at(state, decode_at(row))
+                checked += 1
+            if len(rows) < PAGE_SIZE:
+                break
+            after = rows[-1].global_position
+    except LogIntegrityError as exc:
+        position = exc.position if exc.position is not None else state.position
+        return _failed(
+            position, f"replay fails at global position {position}: {exc}", checked=checked
+        )
+    for checkpoint in pending:
+        failure = _compare(state, checkpoint, mismatched)
+        if failure is not None:
+            return failure
+    ok = not mismatched
+    return VerifyReport(
+        ok=ok,
+        first_bad_position=None,
+        chain_ok=True,
+        replay_ok=ok,
+        events_checked=checked,
+        mismatched_models=sorted(mismatched),
+        detail=""
+        if ok
+        else f"live read models differ from the replay: {', '.join(sorted(mismatched))}",
+    )
+
+
+def _compare(
+    state: NamespaceState, checkpoint: Checkpoint, mismatched: set[str]
+) -> VerifyReport | None:
+    """Record a live mismatch; a snapshot that disagrees with the replay fails at once."""
+    rebuilt = state.digests()
+    wrong = sorted(name for name, d in checkpoint.digests.items() if rebuilt.get(name) != d)
+    if not wrong or checkpoint.label == "live":
+        mismatched.update(wrong)
+        return None
+    return VerifyReport(
+        ok=False,
+        first_bad_position=checkpoint.position,
+        chain_ok=True,
+        replay_ok=False,
+        events_checked=0,
+        mismatched_models=wrong,
+        detail=(
+            f"{checkpoint.label} at global position {checkpoint.position} differs from the "
+            f"replay ({', '.join(wrong)}): the snapshot was forged or the log rewritten"
+        ),
+    )
+
+
+def _failed(position: int, detail: str, *, chain_ok: bool = True, checked: int = 0) -> VerifyReport:
+    return VerifyReport(
+        ok=False,
+        first_bad_position=position,
+        chain_ok=chain_ok,
+        replay_ok=False,
+        events_checked=checked,
+        detail=" ".join(detail.split()),
+    )
+
+
+__all__ = ["SNAPSHOT_KEYS", "Checkpoint", "verify_log"]
