@@ -32,6 +32,14 @@ class Checkpoint:
     """``"live"`` for an open memory's models, else the snapshot's name."""
 
 
+def namespace_exists(store: EventStore, namespace: str) -> bool:
+    """Whether anything of ``namespace`` is stored: a row, a heads record or a snapshot (after
+    damage any of them may be the only trace left)."""
+    if store.read(namespace, limit=1) or store.count(namespace):
+        return True
+    return any(store.load_snapshot(namespace, key) is not None for key in SNAPSHOT_KEYS)
+
+
 def verify_log(
     store: EventStore,
     namespace: str,
@@ -166,4 +174,4 @@ def _failed(position: int, detail: str, *, chain_ok: bool = True, checked: int =
     )
 
 
-__all__ = ["SNAPSHOT_KEYS", "Checkpoint", "verify_log"]
+__all__ = ["SNAPSHOT_KEYS", "Checkpoint", "namespace_exists", "verify_log"]

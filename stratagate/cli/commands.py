@@ -22,7 +22,7 @@ from typing import Any
 
 from projections.replay import hydrate
 from projections.replay import replay as replay_until
-from stratagate.audit import verify_log
+from stratagate.audit import namespace_exists, verify_log
 from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.formatting import json_text
 from stratagate.cli.ingest_job import FileResult, job_files, model_options, run_job
@@ -93,7 +93,7 @@ def log_head(database: str, namespace: str) -> int:
     """
     require_database(database)
     with open_event_store(database, create=False) as store:
-        if not store.read(namespace, limit=1) and not store.count(namespace):  # either may be lost
+        if not namespace_exists(store, namespace):
             raise NothingThereError(
                 f"unknown namespace {namespace!r} in {database} "
                 "(`stratagate namespaces` lists the namespaces there)"

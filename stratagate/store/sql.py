@@ -629,8 +629,8 @@ def _check_head(
     namespace: str, head: Sequence[Any] | None, last_position: int | None, last_hash: str | None
 ) -> None:
     """The stored head must be the namespace's last row, or the log is not extended."""
-    if head is None and last_position is None:
-        return
+    if last_position is None and (head is None or head[0] == 0):
+        return  # nothing stored, or a heads record of an emptied namespace
     if head is not None and (head[0], head[1]) == (last_position, last_hash):
         return
     if head is None:
