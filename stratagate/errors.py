@@ -44,6 +44,10 @@ class LogIntegrityError(StorageError):
         self.position = position
 
 
+class ReadOnlyError(StorageError):
+    """A write was asked of a memory or store opened read-only; nothing was written."""
+
+
 class SchemaVersionError(StorageError):
     """The database was written by a newer table layout than this code understands."""
 
@@ -87,6 +91,7 @@ __all__ = [
     "ModelError",
     "ModelResponseError",
     "ModelTimeoutError",
+    "ReadOnlyError",
     "RuntimeUnavailableError",
     "SchemaVersionError",
     "StorageConflictError",

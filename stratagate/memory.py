@@ -19,6 +19,7 @@ import orjson
 
 from projections.replay import replay
 from stratagate.actors.inline_runtime import InlineRuntime
+from stratagate.actors.read_only_runtime import ReadOnlyRuntime
 from stratagate.actors.role import new_command_id
 from stratagate.actors.routing import Handles
 from stratagate.actors.runtime import Runtime
@@ -107,6 +108,7 @@ from stratagate.results import (
 )
 from stratagate.store import EventStore, open_store
 from stratagate.store.memory import MEMORY_URL
+from stratagate.store.sql import open_event_store
 
 R = TypeVar("R")
 
@@ -152,10 +154,37 @@ class StrataGate:
         )
 
     @classmethod
-    def open(cls, database: str | os.PathLike[str], namespace: str, **options: Any) -> StrataGate:
-        """A durable memory on a SQLite file path or a SQLAlchemy URL (PostgreSQL too)."""
+    def open(
+        cls,
+        database: str | os.PathLike[str],
+        namespace: str,
+        *,
+        read_only: bool = False,
+        **options: Any,
+    ) -> StrataGate:
+        """A durable memory on a SQLite file path or a SQLAlchemy URL (PostgreSQL too).
+
+        ``read_only=True`` opens it for an audit: no writer lease, no recovery, nothing
+        appended (a read-only file or a SELECT-only role is enough); writes raise
+        ``ReadOnlyError``.
+        """
+        if not isinstance(read_only, bool):
+            raise InvalidInputError(f"read_only must be True or False, got {read_only!r}")
         opts = MemoryOptions.from_kwargs(**options)
-        return cls._start(database_url(database), check_namespace(namespace), opts, temp_dir=None)
+        url, name = database_url(database), check_namespace(namespace)
+        if read_only:
+            return cls._start_read_only(url, name, opts)
+        return cls._start(url, name, opts, temp_dir=None)
+
+    @classmethod
+    def _start_read_only(cls, database: str, namespace: str, options: MemoryOptions) -> StrataGate:
+        self = object.__new__(cls)
+        self._namespace, self._database, self._temp_dir = namespace, database, None
+        self._options = options.with_(persistent=False)  # never snapshot on close
+        self._closed = False
+        self._store = open_event_store(database, create=False, read_only=True)
+        self._runtime = ReadOnlyRuntime(self._store, namespace, self._options)
+        return self
 
     @classmethod
     def in_memory(cls, namespace: str = "default", **options: Any) -> StrataGate:

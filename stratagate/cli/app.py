@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--type", metavar="TYPE", help="only events of this type, e.g. BlockSealed (default: all)"
     )
 
-    command("verify", "commands:verify", "check the hash chain and replay the log")
+    verify = command("verify", "commands:verify", "check the hash chain and replay the log")
 
     replay = command("replay", "commands:replay", "what the memory knew as of a position")
     replay.add_argument(
@@ -272,8 +272,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="the global position to stop at (history prints positions)",
     )
 
-    command("stats", "commands:stats", "counts of everything in the namespace")
-    command("namespaces", "commands:namespaces", "every namespace in the database")
+    stats = command("stats", "commands:stats", "counts of everything in the namespace")
+    namespaces = command("namespaces", "commands:namespaces", "every namespace in the database")
+
+    for looking in (history, verify, replay, stats, namespaces, expand):
+        looking.add_argument(
+            "--read-only",
+            action="store_true",
+            help="open the database read-only: no lock, nothing written; works on a read-only "
+            "file or a SELECT-only role (always so for this command; expand block refuses it)",
+        )
 
     demo = command(
         "demo", "demo:demo", "ingest the bundled sample and show what it learned", demo=True

@@ -39,7 +39,7 @@ from stratagate.cli.views import (
     stats_lines,
 )
 from stratagate.core.search_text import search_tokens
-from stratagate.errors import InvalidInputError, UnknownIdError, WriterBusyError
+from stratagate.errors import InvalidInputError, ReadOnlyError, UnknownIdError, WriterBusyError
 from stratagate.events import EVENT_TYPES
 from stratagate.memory import (
     MAX_POSITION,
@@ -92,7 +92,7 @@ def log_head(database: str, namespace: str) -> int:
     The error names no other namespace: in a shared database those are other tenants' names.
     """
     require_database(database)
-    with open_event_store(database, create=False) as store:
+    with open_event_store(database, read_only=True) as store:
         if not namespace_exists(store, namespace):
             raise NothingThereError(
                 f"unknown namespace {namespace!r} in {database} "
@@ -126,7 +126,7 @@ def log_view(args: argparse.Namespace) -> Iterator[tuple[SqlEventStore, MemoryVi
     that only read: they take no writer lease, so they neither wait for an ingest nor keep one
     from starting (the view is the inline memory's last snapshot plus the log after it)."""
     log_head(args.database, args.namespace)
-    with open_event_store(args.database, create=False) as store:
+    with open_event_store(args.database, read_only=True) as store:
         state, _ = hydrate(store, args.namespace, INLINE_SNAPSHOT)
         yield store, MemoryView(state)
 
@@ -265,6 +265,8 @@ def expand(args: argparse.Namespace) -> int:
     if args.kind != "element" and args.at is not None:
         raise InvalidInputError("--at applies to elements only")
     if args.kind == "block":
+        if args.read_only:
+            raise ReadOnlyError("expand block appends the lift to the log: drop --read-only")
         with existing_memory(args) as memory:
             return _expand_block(memory, args)
     with log_view(args) as (_, view):
@@ -303,7 +305,7 @@ def history(args: argparse.Namespace) -> int:
     if args.since > MAX_POSITION:
         raise InvalidInputError(f"--since must be at most {MAX_POSITION}, got {args.since}")
     log_head(args.database, args.namespace)
-    with open_event_store(args.database, create=False) as store:
+    with open_event_store(args.database, read_only=True) as store:
         records = read_history(store, args.namespace, args.since)
     if args.type is not None:
         records = [r for r in records if r.type == args.type]
@@ -337,7 +339,7 @@ def _verify_report(database: str, namespace: str) -> VerifyReport:
     """What ``StrataGate.verify()`` checks, without a writer lease: the hash chain and heads
     record, then a full replay compared with every stored snapshot (what a memory would open
     with). Damage is reported, never raised."""
-    with open_event_store(database, create=False) as store:
+    with open_event_store(database, read_only=True) as store:
         return verify_log(store, namespace)
 
 
@@ -346,7 +348,7 @@ def replay(args: argparse.Namespace) -> int:
     head = log_head(args.database, args.namespace)
     if args.until > head:
         raise InvalidInputError(f"position {args.until} is past the end of the log ({head})")
-    with open_event_store(args.database, create=False) as store:
+    with open_event_store(args.database, read_only=True) as store:
         revision = sum(1 for r in read_history(store, args.namespace) if r.position <= args.until)
         view = MemoryView(replay_until(store, args.namespace, until=args.until))
     stats = view.stats(revision)
@@ -391,7 +393,7 @@ def stats(args: argparse.Namespace) -> int:
 def namespaces(args: argparse.Namespace) -> int:
     """Every namespace in the database with its revision."""
     require_database(args.database)
-    with open_event_store(args.database, create=False) as store:
+    with open_event_store(args.database, read_only=True) as store:
         found = [(name, store.count(name), store.head(name)) for name in store.namespaces()]
     if args.json:
         emit_json(

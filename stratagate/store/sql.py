@@ -8,6 +8,7 @@ the ``EventStore`` protocol of ``stratagate.store.records`` over the tables of
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -15,6 +16,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import Connection, Engine, Row, create_engine, event, func, select, text
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
@@ -28,6 +30,7 @@ from stratagate.errors import (
     FencedWriterError,
     InvalidInputError,
     LogIntegrityError,
+    ReadOnlyError,
     StorageConflictError,
     StorageError,
     WriterBusyError,
@@ -68,6 +71,7 @@ def open_event_store(
     database: str | os.PathLike[str],
     *,
     create: bool = True,
+    read_only: bool = False,
     clock: Callable[[], datetime] = utc_now,
 ) -> SqlEventStore:
     """Open (and with ``create`` set up) the event store named by ``database``.
@@ -76,10 +80,16 @@ def open_event_store(
     in-memory SQLite on one shared connection; ``postgresql://`` and ``postgres://`` URLs use
     psycopg 3. ``clock`` stamps ``recorded_at``. Bad URLs and unreachable servers raise
     ``StorageError`` with the cause chained; a newer table layout raises ``SchemaVersionError``.
+    ``read_only`` opens an existing store for audits: SQLite through a ``mode=ro`` URI (also on
+    a read-only file in a read-only directory), PostgreSQL in read-only transactions (a role
+    with SELECT alone suffices); no write lock is taken and every write raises
+    ``ReadOnlyError``.
     """
-    engine = _engine_for(database, create=create)
+    engine = _engine_for(database, create=create and not read_only, read_only=read_only)
     try:
-        return SqlEventStore(engine, create=create, clock=clock)
+        return SqlEventStore(
+            engine, create=create and not read_only, read_only=read_only, clock=clock
+        )
     except BaseException:
         engine.dispose()
         raise
@@ -98,9 +108,11 @@ class SqlEventStore:
         engine: Engine,
         *,
         create: bool = True,
+        read_only: bool = False,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.engine = engine
+        self.read_only = read_only
         self.url = engine.url.render_as_string(hide_password=True)
         self._clock = clock
         self._postgres = engine.dialect.name == "postgresql"
@@ -115,6 +127,10 @@ class SqlEventStore:
             threading.RLock() if isinstance(engine.pool, StaticPool) else nullcontext()
         )
         self._closed = False
+        if read_only:
+            with self._transaction(write=False) as conn:
+                schema.ensure_layout(conn, create=False)
+            return
         with self._transaction(write=True) as conn:
             if self._postgres:  # concurrent first opens must not race to CREATE TABLE
                 conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('stratagate_layout'))"))
@@ -494,6 +510,10 @@ class SqlEventStore:
         the next durable commit makes it durable too (see ``commit_durability``).
         """
         self._ensure_open()
+        if write and self.read_only:
+            raise ReadOnlyError(
+                f"the event store {self.url} is open read-only: nothing was written"
+            )
         with self._serial:
             try:
                 with self.engine.connect() as conn:
@@ -506,6 +526,8 @@ class SqlEventStore:
                         _sqlite_synchronous(conn, "NORMAL")
                     try:
                         with conn.begin():
+                            if self.read_only and self._postgres:
+                                conn.exec_driver_sql("SET TRANSACTION READ ONLY")
                             if not durable and self._postgres:
                                 conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
                             yield conn
@@ -520,7 +542,9 @@ class SqlEventStore:
                 raise StorageError(f"event store {self.url} failed: {_detail(exc)}") from exc
 
 
-def _engine_for(database: str | os.PathLike[str], *, create: bool) -> Engine:
+def _engine_for(
+    database: str | os.PathLike[str], *, create: bool, read_only: bool = False
+) -> Engine:
     """Build the engine ``database`` names: a name that is no text raises ``InvalidInputError``,
     one no backend can use ``StorageError``."""
     if not isinstance(database, str | os.PathLike):
@@ -535,7 +559,7 @@ def _engine_for(database: str | os.PathLike[str], *, create: bool) -> Engine:
     if name == ":memory:":
         return _sqlite_memory_engine()
     if "://" not in name:
-        return _sqlite_file_engine(Path(name), create=create)
+        return _sqlite_file_engine(Path(name), create=create, read_only=read_only)
     try:
         url = make_url(name)
     except ArgumentError as exc:
@@ -546,7 +570,7 @@ def _engine_for(database: str | os.PathLike[str], *, create: bool) -> Engine:
     if backend == "sqlite" and driver in ("", "pysqlite"):
         if (url.database or "") in _MEMORY_NAMES:
             return _sqlite_memory_engine()
-        return _sqlite_file_engine(Path(url.database or ""), create=create)
+        return _sqlite_file_engine(Path(url.database or ""), create=create, read_only=read_only)
     raise StorageError(
         f"unsupported database {url.drivername!r}: use a SQLite path, sqlite:///…, "
         "postgresql://… or postgresql+psycopg://…"
@@ -561,7 +585,7 @@ def _sqlite_memory_engine() -> Engine:
     return engine
 
 
-def _sqlite_file_engine(path: Path, *, create: bool) -> Engine:
+def _sqlite_file_engine(path: Path, *, create: bool, read_only: bool = False) -> Engine:
     if not str(path):
         raise StorageError("a SQLite database needs a file path")
     if create:
@@ -573,8 +597,32 @@ def _sqlite_file_engine(path: Path, *, create: bool) -> Engine:
             ) from exc
     elif not path.is_file():
         raise StorageError(f"no event store at {path} (create=False)")
+    if read_only:
+        return _sqlite_read_only_engine(path)
     engine = create_engine(URL.create("sqlite", database=str(path)))
     _install_sqlite_hooks(engine, file_backed=True)
+    return engine
+
+
+def _sqlite_read_only_engine(path: Path) -> Engine:
+    """A SQLite file opened ``mode=ro``: no write lock, no journal change, no file created.
+
+    A WAL database needs its ``-shm`` file to be read. A file with no pending ``-wal`` (none, or empty) that is
+    itself read-only (mode 0444) or sits in a read-only directory (say a mounted backup) cannot
+    be being written, so it is opened ``immutable``: SQLite then creates no ``-shm`` beside it.
+    """
+    resolved = path.resolve()
+    if not resolved.is_file():
+        raise StorageError(f"no event store at {path} (read-only)")
+    frozen = not resolved.stat().st_mode & 0o222 or not os.access(resolved.parent, os.W_OK)
+    wal = Path(f"{resolved}-wal")
+    pending = wal.exists() and wal.stat().st_size > 0
+    query = "immutable=1" if frozen and not pending else "mode=ro"
+    uri = f"file:{quote(str(resolved))}?{query}"
+    engine = create_engine(
+        "sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False)
+    )
+    _install_sqlite_hooks(engine, file_backed=False)
     return engine
 
 
