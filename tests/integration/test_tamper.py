@@ -304,6 +304,8 @@ def check_edit(database: str, edit: Edit) -> None:
     with open_event_store(database, create=False) as store:
         report = verify_log(store, NAMESPACE)
     code, cli, err = cli_verify(database)
+    with StrataGate.open(database, NAMESPACE, read_only=True) as memory:
+        assert memory.verify() == report  # the API's verify, on a read-only open
     assert file_digest(database) == before, "verify changed the database file"
     assert (cli.get("ok"), cli.get("first_bad_position")) == (
         report.ok,
