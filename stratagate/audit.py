@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from projections.replay import PAGE_SIZE, apply_at, decode_at, restore_snapshot
 from projections.state import NamespaceState
-from stratagate.errors import LogIntegrityError
+from stratagate.anchors import Anchor, anchor_fault, checkpoint_key, make_anchor
+from stratagate.errors import InvalidInputError, LogIntegrityError
 from stratagate.results import VerifyReport
 from stratagate.store import EventStore
+from stratagate.store.records import LogFault
 
 SNAPSHOT_KEYS = ("inline", "sealer", "extractor", "projector", "weights")
 """The snapshots runtimes keep of a namespace: the inline runtime's, and one per Ray role."""
@@ -40,16 +43,31 @@ def namespace_exists(store: EventStore, namespace: str) -> bool:
     return any(store.load_snapshot(namespace, key) is not None for key in SNAPSHOT_KEYS)
 
 
+def take_anchor(store: EventStore, namespace: str, at: datetime) -> Anchor:
+    """The anchor of the namespace's head now, sealed when a checkpoint key is set. The head
+    is checked against the last row first: a broken head is no anchor."""
+    store.check_head(namespace)
+    head = store.head(namespace)
+    rows = store.read(namespace, after=head - 1, limit=1) if head else []
+    return make_anchor(
+        namespace, rows[0] if rows else None, store.count(namespace), at, checkpoint_key()
+    )
+
+
 def verify_log(
     store: EventStore,
     namespace: str,
     live: Sequence[tuple[int, dict[str, str]]] = (),
     *,
+    anchor: Anchor | None = None,
     snapshot_keys: Iterable[str] = SNAPSHOT_KEYS,
 ) -> VerifyReport:
-    """The chain and heads record, then every usable snapshot and the ``live`` models (each
-    host's position and digests) compared with a full replay of the log."""
+    """The chain and heads record, the ``anchor`` when given (the log must still extend it),
+    then every usable snapshot and the ``live`` models (each host's position and digests)
+    compared with a full replay of the log."""
     fault = store.find_fault(namespace)
+    if fault is None and anchor is not None:
+        fault = _anchor_fault(store, namespace, anchor)
     if fault is not None:
         return _failed(
             fault.position,
@@ -64,6 +82,16 @@ def verify_log(
         if found is not None:
             checkpoints.append(found)
     return _replay_against(store, namespace, checkpoints)
+
+
+def _anchor_fault(store: EventStore, namespace: str, anchor: Anchor) -> LogFault | None:
+    if anchor.namespace != namespace:
+        raise InvalidInputError(
+            f"the anchor is of namespace {anchor.namespace!r}, not {namespace!r}"
+        )
+    rows = store.read(namespace, after=max(0, anchor.position - 1), limit=1)
+    found = rows[0] if rows and rows[0].global_position == anchor.position else None
+    return anchor_fault(anchor, found, store.head(namespace), checkpoint_key())
 
 
 def _snapshot_checkpoint(
@@ -174,4 +202,4 @@ def _failed(position: int, detail: str, *, chain_ok: bool = True, checked: int =
     )
 
 
-__all__ = ["SNAPSHOT_KEYS", "Checkpoint", "namespace_exists", "verify_log"]
+__all__ = ["SNAPSHOT_KEYS", "Checkpoint", "namespace_exists", "take_anchor", "verify_log"]

@@ -23,7 +23,8 @@ from stratagate.actors.read_only_runtime import ReadOnlyRuntime
 from stratagate.actors.role import new_command_id
 from stratagate.actors.routing import Handles
 from stratagate.actors.runtime import Runtime
-from stratagate.audit import verify_log
+from stratagate.anchors import Anchor, parse_anchor
+from stratagate.audit import take_anchor, verify_log
 from stratagate.callbacks import invoke, validate_output
 from stratagate.core.timeutil import parse_datetime
 from stratagate.core.turn_input import check_thread_id, check_time, turn_messages
@@ -672,9 +673,19 @@ class StrataGate:
             )
         return read_history(self._store, self._namespace, since)
 
-    def verify(self) -> VerifyReport:
-        """Check the hash chain, then rebuild every read model from the log and compare."""
-        return verify_namespace(self._store, self._namespace, self._runtime.positioned_digests())
+    def verify(
+        self, anchor: Anchor | Mapping[str, Any] | str | bytes | None = None
+    ) -> VerifyReport:
+        """Check the hash chain (and that the log still extends ``anchor``, a ``checkpoint()``
+        kept elsewhere), then rebuild every read model from the log and compare."""
+        kept = None if anchor is None else parse_anchor(anchor)
+        live = self._runtime.positioned_digests()
+        return verify_log(self._store, self._namespace, live, anchor=kept)
+
+    def checkpoint(self) -> Anchor:
+        """An anchor of the namespace's head now (namespace, position, chain hash, time; sealed
+        with ``STRATAGATE_CHECKPOINT_KEY`` when set): keep it outside the database."""
+        return take_anchor(self._store, self._namespace, self._options.now())
 
     def state_at(self, position: int) -> MemoryView:
         """A read-only view of the namespace as of a global position (nothing is logged)."""
@@ -715,19 +726,10 @@ def last_event_at(store: EventStore, namespace: str) -> datetime | None:
     return parse_datetime(last[0].recorded_at) if last else None
 
 
-def verify_namespace(
-    store: EventStore, namespace: str, live: Sequence[tuple[int, dict[str, str]]]
-) -> VerifyReport:
-    """Chain, snapshots and a replay compared with each live host's digests at its position
-    (``stratagate.audit.verify_log``: damage is reported, never raised)."""
-    return verify_log(store, namespace, live)
-
-
 __all__ = [
     "StrataGate",
     "check_namespace",
     "database_url",
     "last_event_at",
     "read_history",
-    "verify_namespace",
 ]

@@ -262,6 +262,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     verify = command("verify", "commands:verify", "check the hash chain and replay the log")
+    verify.add_argument(
+        "--anchor",
+        metavar="FILE",
+        help="an anchor `stratagate checkpoint` wrote: fail unless the log still extends it",
+    )
+
+    checkpoint = command(
+        "checkpoint",
+        "commands:checkpoint",
+        "print an anchor of the namespace's head (JSON) to keep outside the database",
+    )
+    checkpoint.add_argument(
+        "--output", metavar="FILE", help="write the anchor to FILE (default: stdout)"
+    )
 
     replay = command("replay", "commands:replay", "what the memory knew as of a position")
     replay.add_argument(

@@ -22,7 +22,8 @@ from typing import Any
 
 from projections.replay import hydrate
 from projections.replay import replay as replay_until
-from stratagate.audit import namespace_exists, verify_log
+from stratagate.anchors import Anchor, parse_anchor
+from stratagate.audit import namespace_exists, take_anchor, verify_log
 from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.formatting import json_text
 from stratagate.cli.ingest_job import FileResult, job_files, model_options, run_job
@@ -39,6 +40,7 @@ from stratagate.cli.views import (
     stats_lines,
 )
 from stratagate.core.search_text import search_tokens
+from stratagate.core.timeutil import utc_now
 from stratagate.errors import InvalidInputError, ReadOnlyError, UnknownIdError, WriterBusyError
 from stratagate.events import EVENT_TYPES
 from stratagate.memory import (
@@ -321,9 +323,14 @@ def history(args: argparse.Namespace) -> int:
 
 
 def verify(args: argparse.Namespace) -> int:
-    """The hash chain and a full replay against the live read models; 1 when either fails."""
-    log_head(args.database, args.namespace)
-    report = _verify_report(args.database, args.namespace)
+    """The hash chain (and the anchor, when given) and a full replay against every stored
+    snapshot; 1 when anything fails."""
+    anchor = None if args.anchor is None else parse_anchor(_read_text(args.anchor, "anchor"))
+    if anchor is None:
+        log_head(args.database, args.namespace)
+    else:
+        require_database(args.database)  # an emptied namespace must still fail its anchor
+    report = _verify_report(args.database, args.namespace, anchor)
     if args.json:
         emit_json(report)
     elif report.ok:
@@ -335,12 +342,39 @@ def verify(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_VERIFY_FAILED
 
 
-def _verify_report(database: str, namespace: str) -> VerifyReport:
-    """What ``StrataGate.verify()`` checks, without a writer lease: the hash chain and heads
-    record, then a full replay compared with every stored snapshot (what a memory would open
+def _verify_report(database: str, namespace: str, anchor: Anchor | None) -> VerifyReport:
+    """What ``StrataGate.verify()`` checks, read-only: the hash chain and heads record, the
+    anchor, then a full replay compared with every stored snapshot (what a memory would open
     with). Damage is reported, never raised."""
     with open_event_store(database, read_only=True) as store:
-        return verify_log(store, namespace)
+        return verify_log(store, namespace, anchor=anchor)
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"cannot read the {what} file {path}: {exc}") from exc
+
+
+def checkpoint(args: argparse.Namespace) -> int:
+    """An anchor of the namespace's head, to stdout or a file (read-only: nothing appended)."""
+    log_head(args.database, args.namespace)
+    with open_event_store(args.database, read_only=True) as store:
+        anchor = take_anchor(store, args.namespace, utc_now())
+    text = anchor.model_dump_json()
+    if args.output is None:
+        print(text)
+        return EXIT_OK
+    try:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInputError(f"cannot write the anchor to {args.output}: {exc}") from exc
+    if not args.json:
+        print(f"anchor of {args.namespace!r} at global position {anchor.position} -> {args.output}")
+    else:
+        emit_json(anchor)
+    return EXIT_OK
 
 
 def replay(args: argparse.Namespace) -> int:
@@ -413,6 +447,7 @@ def namespaces(args: argparse.Namespace) -> int:
 
 __all__ = [
     "NothingThereError",
+    "checkpoint",
     "context",
     "existing_memory",
     "expand",

@@ -6,7 +6,8 @@ SQL. For every edit the chain or a replay can see, ``verify`` (the API and ``str
 verify``) reports ``ok=False`` at the first bad global position; no exception escapes; verify
 leaves a SQLite file byte-identical; ``StrataGate.open`` raises ``LogIntegrityError`` at the
 same position (with the snapshot gone, so that it folds every row) and appends nothing.
-Edits that forge a whole consistent log (rewrite and re-hash) are counted as found or not.
+Edits that forge a whole consistent log (rewrite and re-hash) are counted as found by the
+replay or only with an anchor taken before the edit, which finds every damaging edit.
 The counts per edit kind are printed at the end (``pytest -s``) and kept in ``COUNTS``.
 """
 
@@ -19,6 +20,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,8 @@ from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
 from stratagate import StrataGate
-from stratagate.audit import verify_log
+from stratagate.anchors import Anchor
+from stratagate.audit import take_anchor, verify_log
 from stratagate.cli.app import main
 from stratagate.errors import LogIntegrityError
 from stratagate.store.chain import row_hash
@@ -42,7 +45,7 @@ NAMESPACE = "default"
 COLUMNS = list(StoredEvent.__dataclass_fields__)
 COUNTS: Counter[tuple[str, str]] = Counter()
 """(edit kind, outcome) → how many examples: ``found`` at the expected position, ``harmless``
-(not damage), ``forged`` (a consistent rewrite no replay can see: needs an anchor)."""
+(not damage), ``found with an anchor only`` (a consistent rewrite no replay can see)."""
 
 
 @dataclass(frozen=True)
@@ -223,6 +226,16 @@ def make_edit(kind: str, base: Base, index: int, other: int) -> Edit:
     if kind == "truncate_rehashed":
         # the snapshot still covers the old last row: a truncation under it is found there
         return Edit(kind, _then_rehash(sql("DELETE FROM stratagate_events WHERE global_position >= :p", **at)), last)  # fmt: skip
+    if kind == "rewrite_rehashed":
+        # what was said, rewritten; every hash recomputed and the snapshot dropped: the log is
+        # consistent again, and only an anchor taken before tells
+        if '"content":"' not in base.events[index]["payload"]:
+            return Edit(kind, lambda conn: None, None)  # no text in this row: nothing changes
+        rewrite = sql("UPDATE stratagate_events SET payload = REPLACE(payload, '\"content\":\"', '\"content\":\"Forged: ') WHERE global_position = :p", **at)  # fmt: skip
+        return Edit(kind, _then_rehash(rewrite, drop_snapshots=True), None, forged=True)
+    if kind == "truncate_rehashed_unwitnessed":
+        cut = sql("DELETE FROM stratagate_events WHERE global_position >= :p", **at)
+        return Edit(kind, _then_rehash(cut, drop_snapshots=True), None, forged=True)
     raise AssertionError(kind)
 
 
@@ -243,10 +256,14 @@ def _swap(first: int, second: int) -> Callable[[Connection], None]:
     return apply
 
 
-def _then_rehash(edit: Callable[[Connection], None]) -> Callable[[Connection], None]:
+def _then_rehash(
+    edit: Callable[[Connection], None], *, drop_snapshots: bool = False
+) -> Callable[[Connection], None]:
     def apply(conn: Connection) -> None:
         edit(conn)
         rehash(conn)
+        if drop_snapshots:
+            conn.execute(text("DELETE FROM stratagate_snapshots"))
 
     return apply
 
@@ -267,6 +284,8 @@ KINDS = [
     "unknown_type_rehashed",
     "delete_row_rehashed",
     "truncate_rehashed",
+    "rewrite_rehashed",
+    "truncate_rehashed_unwitnessed",
 ]
 
 
@@ -288,14 +307,24 @@ def row_count(database: str) -> tuple[int, int]:
     return int(found[0]), int(found[1])
 
 
-def cli_verify(database: str) -> tuple[int, dict[str, Any], str]:
+def cli_verify(database: str, *extra: str) -> tuple[int, dict[str, Any], str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["verify", "--database", database, "--json"])
+        code = main(["verify", "--database", database, "--json", *extra])
     return code, (orjson.loads(out.getvalue()) if out.getvalue() else {}), err.getvalue()
 
 
+def base_anchor(database: str) -> Anchor:
+    """The anchor an operator took of the untouched log (kept outside the database)."""
+    return ANCHORS[database]
+
+
+ANCHORS: dict[str, Anchor] = {}
+
+
 def check_edit(database: str, edit: Edit) -> None:
+    with open_event_store(database, read_only=True) as store:
+        ANCHORS[database] = take_anchor(store, NAMESPACE, datetime.now(UTC))
     engine = create_engine(database if "://" in database else f"sqlite:///{database}")
     with engine.begin() as conn:
         edit.apply(conn)
@@ -304,23 +333,35 @@ def check_edit(database: str, edit: Edit) -> None:
     with open_event_store(database, create=False) as store:
         report = verify_log(store, NAMESPACE)
     code, cli, err = cli_verify(database)
+    anchor_file = Path(f"{database}.anchor.json") if "://" not in database else None
+    if anchor_file is not None:
+        anchor_file.write_text(base_anchor(database).model_dump_json())
+        anchored_code, anchored_cli, _ = cli_verify(database, "--anchor", str(anchor_file))
     with StrataGate.open(database, NAMESPACE, read_only=True) as memory:
         assert memory.verify() == report  # the API's verify, on a read-only open
+        anchored = memory.verify(anchor=base_anchor(database))
     assert file_digest(database) == before, "verify changed the database file"
-    assert (cli.get("ok"), cli.get("first_bad_position")) == (
-        report.ok,
-        report.first_bad_position,
-    ), err
-    assert code == (0 if report.ok else 1), err
+    if row_count(database)[0] == 0 and code == 3:
+        assert "unknown namespace" in err  # nothing at all is left: only an anchor can tell
+    else:
+        assert (cli.get("ok"), cli.get("first_bad_position")) == (
+            report.ok,
+            report.first_bad_position,
+        ), err
+        assert code == (0 if report.ok else 1), err
+    if anchor_file is not None:
+        assert anchored_code == (0 if anchored.ok else 1)
+        assert anchored_cli["first_bad_position"] == anchored.first_bad_position
     if edit.expected is not None:
         assert not report.ok and report.first_bad_position == edit.expected, report
         assert report.detail and "\n" not in report.detail
         outcome = "found"
     elif edit.forged:
-        outcome = "found (replay)" if not report.ok else "forged"
+        outcome = "found (replay)" if not report.ok else "found with an anchor only"
     else:
         assert report.ok, report
         outcome = "harmless"
+    assert anchored.ok == (outcome == "harmless"), anchored  # an anchor finds every rewrite
     COUNTS[(edit.kind, outcome)] += 1
     # an open ignores a corrupt snapshot (a cache) and checks the head's position and hash, not
     # its count: those are verify's to find
