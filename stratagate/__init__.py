@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "Anchor": "stratagate.anchors",
     "AppendTurnResult": "stratagate.results",
     "AppendTurnsResult": "stratagate.results",
     "AsyncStrataGate": "stratagate.async_api",
@@ -89,6 +90,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
+    from stratagate.anchors import Anchor
     from stratagate.async_api import AsyncStrataGate
     from stratagate.core.decay import block_weight, decayed_level, normalize_level
     from stratagate.core.gate import normalize_assessment
@@ -182,6 +184,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Anchor",
     "AppendTurnResult",
     "AppendTurnsResult",
     "AsyncStrataGate",
