@@ -16,7 +16,9 @@ from datetime import datetime
 from projections.replay import PAGE_SIZE, apply_at, decode_at, restore_snapshot
 from projections.state import NamespaceState
 from stratagate.anchors import Anchor, anchor_fault, checkpoint_key, make_anchor
+from stratagate.core.timeutil import format_utc
 from stratagate.errors import InvalidInputError, LogIntegrityError
+from stratagate.events import LogCheckpointed
 from stratagate.results import VerifyReport
 from stratagate.store import EventStore
 from stratagate.store.records import LogFault
@@ -140,8 +142,13 @@ def _replay_against(
                     failure = _compare(state, pending.pop(0), mismatched)
                     if failure is not None:
                         return failure
-                apply_at(state, decode_at(row))
+                recorded = decode_at(row)
+                apply_at(state, recorded)
                 checked += 1
+                if isinstance(recorded.event, LogCheckpointed):
+                    fault = _sealed_fault(store, namespace, recorded.event)
+                    if fault is not None:
+                        return _failed(fault.position, fault.reason, chain_ok=False)
             if len(rows) < PAGE_SIZE:
                 break
             after = rows[-1].global_position
@@ -166,6 +173,25 @@ def _replay_against(
         if ok
         else f"live read models differ from the replay: {', '.join(sorted(mismatched))}",
     )
+
+
+def _sealed_fault(store: EventStore, namespace: str, sealed: LogCheckpointed) -> LogFault | None:
+    """A logged checkpoint must still name the row at its position (and, with the key, carry
+    the right seal): otherwise the log up to it was rewritten and re-hashed."""
+    anchor = Anchor(
+        namespace=namespace,
+        position=sealed.position,
+        head_hash=sealed.head_hash,
+        event_count=0,
+        created_at=format_utc(sealed.at),
+        seal=sealed.seal,
+    )
+    rows = store.read(namespace, after=max(0, sealed.position - 1), limit=1)
+    found = rows[0] if rows and rows[0].global_position == sealed.position else None
+    fault = anchor_fault(anchor, found, store.head(namespace), checkpoint_key())
+    if fault is None:
+        return None
+    return LogFault(fault.position, f"a logged checkpoint fails: {fault.reason}")
 
 
 def _compare(

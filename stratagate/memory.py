@@ -66,6 +66,7 @@ from stratagate.messages import (
     Recall,
     RecordUse,
     RunProjections,
+    SealCheckpoint,
     SealReady,
     SearchElements,
     SearchEvents,
@@ -683,9 +684,18 @@ class StrataGate:
         return verify_log(self._store, self._namespace, live, anchor=kept)
 
     def checkpoint(self) -> Anchor:
-        """An anchor of the namespace's head now (namespace, position, chain hash, time; sealed
-        with ``STRATAGATE_CHECKPOINT_KEY`` when set): keep it outside the database."""
-        return take_anchor(self._store, self._namespace, self._options.now())
+        """An anchor of the namespace's head now (namespace, position, chain hash, time): keep
+        it outside the database. With ``STRATAGATE_CHECKPOINT_KEY`` set it is sealed, and (unless
+        read-only) the sealed head is logged too (``LogCheckpointed``), so a log re-hashed
+        without the key fails ``verify`` even with no anchor at hand."""
+        anchor = take_anchor(self._store, self._namespace, self._options.now())
+        if anchor.seal is not None and not isinstance(self._runtime, ReadOnlyRuntime):
+            self._send(
+                SealCheckpoint(
+                    position=anchor.position, head_hash=anchor.head_hash, seal=anchor.seal
+                )
+            )
+        return anchor
 
     def state_at(self, position: int) -> MemoryView:
         """A read-only view of the namespace as of a global position (nothing is logged)."""

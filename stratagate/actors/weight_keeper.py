@@ -22,11 +22,12 @@ from stratagate.events import (
     EventPinned,
     EventRestored,
     EventUnpinned,
+    LogCheckpointed,
     MemoryUseRecorded,
     RetrievalBatchRecorded,
 )
 from stratagate.events.payloads import AssessmentData, ReceiptData, convert
-from stratagate.messages import Assess, Govern, RecordBatch, RecordUse
+from stratagate.messages import Assess, Govern, RecordBatch, RecordUse, SealCheckpoint
 from stratagate.models import RetrievalAssessment, UsageAudit, UsageReceipt
 
 
@@ -186,6 +187,19 @@ class WeightKeeper(Role):
         if needed:
             self._append(event_type(event_id=event_id, at=self.options.now()))
         return needed
+
+    @handles(SealCheckpoint)
+    def seal_checkpoint(self, command: SealCheckpoint) -> None:
+        """Log the sealed head an anchor recorded (``LogCheckpointed``)."""
+        self.refresh()
+        self._append(
+            LogCheckpointed(
+                position=command.position,
+                head_hash=command.head_hash,
+                seal=command.seal,
+                at=self.options.now(),
+            )
+        )
 
 
 __all__ = ["WeightKeeper"]

@@ -125,7 +125,8 @@ def test_a_sealed_anchor_cannot_be_edited_without_the_key(
     report = verify(database, edited)
     assert not report.ok and "seal" in report.detail
     monkeypatch.delenv(KEY_VARIABLE)
-    assert verify(database, edited).ok  # without the key the edit is not seen
+    report = verify(database, edited)  # without the key the anchor passes, but the
+    assert not report.ok and "logged checkpoint" in report.detail  # logged one still tells
 
 
 def test_bad_anchors_are_input_errors(tmp_path: Path) -> None:
@@ -140,3 +141,40 @@ def test_bad_anchors_are_input_errors(tmp_path: Path) -> None:
         verify(database, other)
     with pytest.raises(InvalidInputError):
         verify(database, {"position": 3})
+
+
+def test_a_logged_sealed_checkpoint_finds_a_rehash_without_any_anchor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the key, ``checkpoint()`` also logs the sealed head: a forger who rewrites and
+    re-hashes the log must fix that event too, and cannot re-seal it without the key."""
+    monkeypatch.setenv(KEY_VARIABLE, "a secret kept off the database host")
+    database = tmp_path / "memory.db"
+    anchor = fill(database)
+    with StrataGate.open(database, "default", read_only=True) as memory:
+        sealed = [r for r in memory.history() if r.type == "LogCheckpointed"]
+        assert memory.verify().ok
+    assert [r.data["position"] for r in sealed] == [anchor.position]
+    forge(
+        database,
+        "UPDATE stratagate_events SET payload = replace(payload, 'option 1', 'option 9') "
+        "WHERE event_type = 'TurnAppended'",
+    )
+    report = verify(database)  # no anchor at hand: the logged checkpoint tells
+    assert not report.ok and report.first_bad_position == anchor.position
+    assert "logged checkpoint" in report.detail
+    # the forger also points the logged checkpoint at the new hash, then re-hashes again
+    conn = sqlite3.connect(database)
+    [(new_hash,)] = conn.execute(
+        "SELECT hash FROM stratagate_events WHERE global_position = ?", (anchor.position,)
+    ).fetchall()
+    conn.close()
+    forge(
+        database,
+        "UPDATE stratagate_events SET payload = replace(payload, ?, ?) "
+        "WHERE event_type = 'LogCheckpointed'",
+        anchor.head_hash,
+        new_hash,
+    )
+    report = verify(database)
+    assert not report.ok and "seal" in report.detail  # no key, no valid seal
