@@ -410,7 +410,7 @@ class AsyncStrataGate:
         return await asyncio.to_thread(self.sync.verify, anchor)
 
     async def checkpoint(self) -> Anchor:
-        """An anchor of the namespace's head now (namespace, position, chain hash, time; sealed"""
+        """An anchor of the namespace's head now (namespace, position, chain hash, time): keep"""
         return await asyncio.to_thread(
             self.sync.checkpoint,
         )
