@@ -30,6 +30,11 @@ class FencedWriterError(StorageConflictError):
     """This writer's lease was taken over (a newer epoch): its append did not land."""
 
 
+class ReceiptConflictError(StorageConflictError):
+    """A receipt id already names a different turn: the new turn was not appended (the same id
+    with the same content is a duplicate, a no-op)."""
+
+
 class StorageError(StrataGateError):
     """The event store failed (connection, integrity, I/O); the cause is chained."""
 
@@ -92,6 +97,7 @@ __all__ = [
     "ModelResponseError",
     "ModelTimeoutError",
     "ReadOnlyError",
+    "ReceiptConflictError",
     "RuntimeUnavailableError",
     "SchemaVersionError",
     "StorageConflictError",

@@ -295,7 +295,8 @@ class StrataGate:
         """Make a turn durable, then (unless deferred) seal, extract and project what is ready.
 
         ``wait=False`` returns once the turn is durable; the rest continues in the background
-        (see ``drain``). A known ``receipt_id`` is a no-op with an empty result.
+        (see ``drain``). A known ``receipt_id`` with the same content is a no-op with an empty
+        result; with other content it raises ``ReceiptConflictError``.
         """
         command = self._turn_command(
             user,
