@@ -595,6 +595,7 @@ def _sqlite_file_engine(path: Path, *, create: bool, read_only: bool = False) ->
             raise StorageError(
                 f"cannot make the directory of the database {path}: {exc.strerror or exc}"
             ) from exc
+        _create_private(path)
     elif not path.is_file():
         raise StorageError(f"no event store at {path} (create=False)")
     if read_only:
@@ -602,6 +603,19 @@ def _sqlite_file_engine(path: Path, *, create: bool, read_only: bool = False) ->
     engine = create_engine(URL.create("sqlite", database=str(path)))
     _install_sqlite_hooks(engine, file_backed=True)
     return engine
+
+
+def _create_private(path: Path) -> None:
+    """Create a new database file readable by its owner alone (0600, whatever the umask);
+    SQLite gives its ``-wal`` and ``-shm`` files the same mode. An existing file is left as
+    it is."""
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise StorageError(f"cannot create the database {path}: {exc.strerror or exc}") from exc
+    os.close(descriptor)
 
 
 def _sqlite_read_only_engine(path: Path) -> Engine:
