@@ -394,6 +394,7 @@ class StrataGate:
             user_tool_calls=user_tool_calls,
             assistant_tool_calls=assistant_tool_calls,
             new_id=options.make_id,
+            max_chars=options.max_message_chars,
         )
         return AppendTurn(
             command_id=new_command_id(),
