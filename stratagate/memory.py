@@ -127,6 +127,16 @@ def check_namespace(namespace: object) -> str:
     return namespace
 
 
+def id_list(name: str, ids: object) -> list[str]:
+    """A sequence of id strings as a list (a lone string or anything else is an input error)."""
+    if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+        raise InvalidInputError(f"{name} must be a sequence of id strings, got {ids!r:.80}")
+    found = list(ids)
+    if not all(isinstance(i, str) for i in found):
+        raise InvalidInputError(f"{name} must hold id strings only")
+    return found
+
+
 def database_url(database: str | os.PathLike[str]) -> str:
     """A stable identity for a database: URLs as given, file paths made absolute."""
     if not isinstance(database, str | os.PathLike):
@@ -570,7 +580,9 @@ class StrataGate:
             raise InvalidInputError(f"assessment must be a mapping, got {type(raw).__name__}")
         if isinstance(batch, str):
             return self._send(Assess(raw=dict(raw), batch_id=batch))
-        return self._send(Assess(raw=dict(raw), refs=[str(ref) for ref in batch]))
+        if not isinstance(batch, Collection) or not all(isinstance(r, str) for r in batch):
+            raise InvalidInputError("batch must be a batch id or a collection of ref strings")
+        return self._send(Assess(raw=dict(raw), refs=list(batch)))
 
     def record_memory_use(
         self,
@@ -583,8 +595,8 @@ class StrataGate:
         """Record which memories an answer used; reinforces them once per receipt id."""
         return self._send(
             RecordUse(
-                event_ids=list(event_ids),
-                element_ids=list(element_ids),
+                event_ids=id_list("event_ids", event_ids),
+                element_ids=id_list("element_ids", element_ids),
                 receipt_id=receipt_id,
                 audit=None if audit is None else parse_input(UsageAudit, audit, what="audit"),
             )
@@ -701,8 +713,10 @@ class StrataGate:
 
     def state_at(self, position: int) -> MemoryView:
         """A read-only view of the namespace as of a global position (nothing is logged)."""
-        if not isinstance(position, int) or position < 0:
-            raise InvalidInputError(f"position must be a non-negative integer, got {position!r}")
+        if not isinstance(position, int) or not 0 <= position <= MAX_POSITION:
+            raise InvalidInputError(
+                f"position must be an integer from 0 to {MAX_POSITION}, got {position!r}"
+            )
         return MemoryView(replay(self._store, self._namespace, until=position))
 
 
@@ -742,6 +756,7 @@ __all__ = [
     "StrataGate",
     "check_namespace",
     "database_url",
+    "id_list",
     "last_event_at",
     "read_history",
 ]

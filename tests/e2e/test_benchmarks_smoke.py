@@ -99,3 +99,9 @@ def test_bench_log_measures_every_metric_on_sqlite(tmp_path: Path) -> None:
     metrics = {row["metric"] for row in report["results"] if row["backend"] == "sqlite"}
     assert metrics == {"append_single", "append_batch", "replay", "verify"}
     assert all(row["median"] > 0 for row in report["results"])
+
+
+def test_bench_inputs_refuses_or_answers_every_case_in_time(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_inputs", "--repeat", "1", "--budget", "5")
+    assert {row["pass"] for row in report["cases"]} == {"yes"}
+    assert any(row["expected"] == "InvalidInputError" for row in report["cases"])
