@@ -60,6 +60,13 @@ class LiveState:
         self._last_hash: str | None = GENESIS_HASH if self.state.position == 0 else None
         """Hash of the last row folded, when known (unknown after a snapshot restore)."""
 
+    def hold(self, lease: Lease) -> None:
+        """Append under ``lease`` from now on, as the namespace's only writer: fold what was
+        appended since hydration, then stop looking for other writers' rows."""
+        self.lease = lease
+        self._catch_up(until=None)
+        self.exclusive = True
+
     @property
     def view(self) -> MemoryView:
         return MemoryView(self.state)

@@ -376,11 +376,12 @@ def check_edit(database: str, edit: Edit) -> None:
         with engine.begin() as conn:
             conn.execute(text("DELETE FROM stratagate_snapshots"))
         engine.dispose()
-    rows = row_count(database)
+    rows, untouched = row_count(database), file_digest(database)
     with pytest.raises(LogIntegrityError) as raised:
         StrataGate.open(database, NAMESPACE).close()
     assert raised.value.position == report.first_bad_position, raised.value
     assert row_count(database) == rows, "an open appended to a damaged log"
+    assert file_digest(database) == untouched, "a refused open wrote to the database"
 
 
 EDITS = st.tuples(st.sampled_from(KINDS), st.integers(0, 10**6), st.integers(0, 10**6))
