@@ -104,7 +104,8 @@ def turn_digest(thread_id: str | None, messages: Sequence[MessageData]) -> str:
         [m.role, m.name, m.content, [t.model_dump(mode="json") for t in m.tool_calls or []]]
         for m in messages
     ]
-    return hashlib.sha256(canonical_json([thread_id, content]).encode()).hexdigest()
+    digest = hashlib.sha256(canonical_json([thread_id, content]).encode()).hexdigest()
+    return digest[:16]  # 64 bits tell a retry from another turn; snapshots stay small
 
 
 class BlocksModel(ReadModel):
