@@ -7,6 +7,8 @@ they never take part in a conversation's decay or context.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Self
@@ -22,6 +24,7 @@ from stratagate.events import (
     SealStarted,
     SettingsChanged,
     TurnAppended,
+    canonical_json,
 )
 from stratagate.events.payloads import MessageData, convert, convert_all
 from stratagate.models import BlockSummary, RawMessage, UtcDatetime
@@ -94,18 +97,30 @@ class MessageRef:
     block_id: str | None = None
 
 
+def turn_digest(thread_id: str | None, messages: Sequence[MessageData]) -> str:
+    """What a receipt id vouches for: the turn's thread and its messages' roles, names, texts
+    and tool calls (not their ids or times, which a retry draws anew)."""
+    content = [
+        [m.role, m.name, m.content, [t.model_dump(mode="json") for t in m.tool_calls or []]]
+        for m in messages
+    ]
+    digest = hashlib.sha256(canonical_json([thread_id, content]).encode()).hexdigest()
+    return digest[:16]  # 64 bits tell a retry from another turn; snapshots stay small
+
+
 class BlocksModel(ReadModel):
     """Threads, tails, blocks, message locations, receipts and block settings."""
 
     name = "blocks"
-    version = 2
-    """2: message locations as lists."""
+    version = 3
+    """2: message locations as lists; 3: each receipt with its turn's content digest."""
 
     def __init__(self) -> None:
         self.block_turn_size: int | None = None
         self.block_decay_lambda: float | None = None
         self.turn = 0
-        self.receipts: set[str] = set()
+        self.receipts: dict[str, str] = {}
+        """Receipt id → digest of its turn's content (``turn_digest``)."""
         self.commands: dict[str, int] = {}
         self.threads: dict[str, ThreadRecord] = {}
         self.blocks: dict[str, BlockRecord] = {}
@@ -122,7 +137,7 @@ class BlocksModel(ReadModel):
     def _turn(self, event: TurnAppended, _: Recorded) -> None:
         self.turn = event.turn
         if event.receipt_id is not None:
-            self.receipts.add(event.receipt_id)
+            self.receipts[event.receipt_id] = turn_digest(event.thread_id, event.messages)
         if event.command_id is not None:
             self.commands[event.command_id] = event.turn
         key = thread_key(event.thread_id)
@@ -270,7 +285,7 @@ class BlocksModel(ReadModel):
             "block_turn_size": self.block_turn_size,
             "block_decay_lambda": self.block_decay_lambda,
             "turn": self.turn,
-            "receipts": sorted(self.receipts),
+            "receipts": sorted(self.receipts.items()),
             "commands": sorted(self.commands.items()),
             "threads": dump_records(self.threads, ThreadRecord),
             "blocks": dump_records(self.blocks, BlockRecord),
@@ -283,7 +298,7 @@ class BlocksModel(ReadModel):
         model.block_turn_size = data["block_turn_size"]
         model.block_decay_lambda = data["block_decay_lambda"]
         model.turn = data["turn"]
-        model.receipts = set(data["receipts"])
+        model.receipts = dict(data["receipts"])
         model.commands = dict(data["commands"])
         model.threads = load_records(ThreadRecord, data["threads"])
         model.blocks = load_records(BlockRecord, data["blocks"])
@@ -301,4 +316,5 @@ __all__ = [
     "TailTurn",
     "ThreadRecord",
     "thread_key",
+    "turn_digest",
 ]

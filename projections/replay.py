@@ -15,8 +15,10 @@ import orjson
 
 from projections.state import NamespaceState, resolve_components, snapshot_digest
 from stratagate.core.timeutil import format_utc, utc_now
+from stratagate.errors import LogIntegrityError
 from stratagate.events import Recorded, decode
-from stratagate.store import EventStore, Snapshot
+from stratagate.store import GENESIS_HASH, EventStore, Snapshot, StoredEvent
+from stratagate.store.chain import row_fault
 
 PAGE_SIZE = 2000
 SNAPSHOT_FORMAT = 2
@@ -27,24 +29,87 @@ as pydantic JSON text, index arrays as base64."""
 def iter_records(
     store: EventStore, namespace: str, *, after: int = 0, until: int | None = None
 ) -> Iterator[Recorded]:
-    """Decoded events of a namespace with ``after < position <= until``, in order, paged."""
+    """Decoded events of a namespace with ``after < position <= until``, in order, paged.
+
+    The rows are checked to chain onto each other and onto the row at ``after`` (the log's
+    start when 0); a row that does not chain or decode raises ``LogIntegrityError`` naming its
+    position, so nothing is ever folded from a damaged stretch of the log.
+    """
+    prev_hash = GENESIS_HASH if after == 0 else _hash_at(store, namespace, after)
     position = after
     while True:
         rows = store.read(namespace, after=position, limit=PAGE_SIZE)
         for row in rows:
             if until is not None and row.global_position > until:
                 return
-            yield decode(row)
+            fault = row_fault(prev_hash, row)
+            if fault:
+                raise LogIntegrityError(
+                    f"the log of namespace {namespace!r} is damaged at global position "
+                    f"{row.global_position}: {fault} — run verify",
+                    row.global_position,
+                )
+            prev_hash = row.hash
+            yield decode_at(row)
         if len(rows) < PAGE_SIZE:
             return
         position = rows[-1].global_position
 
 
+def _hash_at(store: EventStore, namespace: str, position: int) -> str:
+    """The hash of the namespace's row at ``position`` (a snapshot's or a state's position)."""
+    rows = store.read(namespace, after=position - 1, limit=1)
+    if not rows or rows[0].global_position != position:
+        raise LogIntegrityError(
+            f"the log of namespace {namespace!r} no longer holds the row at global position "
+            f"{position}, which a snapshot or state covers (the log was truncated?) — run verify",
+            position,
+        )
+    return rows[0].hash
+
+
+def decode_at(row: StoredEvent) -> Recorded:
+    """``decode(row)``, with a row that does not decode reported as log damage at its position."""
+    try:
+        return decode(row)
+    except Exception as exc:  # any way a payload fails to decode is damage, never a crash
+        raise LogIntegrityError(
+            f"the {_type_name(row)} event at global position {row.global_position} cannot be "
+            f"decoded: {one_line(exc)}",
+            row.global_position,
+        ) from exc
+
+
+def apply_at(state: NamespaceState, recorded: Recorded) -> None:
+    """``state.apply(recorded)``, with an event the read models cannot fold (it names what the
+    log does not hold, say) reported as log damage at its position."""
+    try:
+        state.apply(recorded)
+    except Exception as exc:
+        raise LogIntegrityError(
+            f"the {recorded.event.type} event at global position {recorded.position} cannot be "
+            f"replayed: {one_line(exc)} (an event it depends on is missing or altered)",
+            recorded.position,
+        ) from exc
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line: its type and first line."""
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= 200 else text[:199] + "…"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _type_name(row: StoredEvent) -> str:
+    return row.event_type if isinstance(row.event_type, str) else repr(row.event_type)
+
+
 def catch_up(state: NamespaceState, store: EventStore, *, until: int | None = None) -> int:
-    """Fold every event after the state's position (up to ``until``); returns how many."""
+    """Fold every event after the state's position (up to ``until``); returns how many.
+    Damage in what is folded raises ``LogIntegrityError`` (see ``iter_records``)."""
     count = 0
     for recorded in iter_records(store, state.namespace, after=state.position, until=until):
-        state.apply(recorded)
+        apply_at(state, recorded)
         count += 1
     return count
 
@@ -98,18 +163,24 @@ def load_snapshot(
     models. The digest is taken over the stored data, not the restored models: that restores
     are exact is what the replay state machine test checks after every step."""
     snapshot = store.load_snapshot(namespace, key)
-    if snapshot is None or snapshot.model_version != SNAPSHOT_FORMAT:
+    state = None if snapshot is None else restore_snapshot(snapshot)
+    if state is None or state.components != resolve_components(components):
+        return None
+    return state
+
+
+def restore_snapshot(snapshot: Snapshot) -> NamespaceState | None:
+    """The state a snapshot holds, or ``None`` when it is of another format or its data does
+    not decode or no longer has the recorded digest (a snapshot is a cache: never trusted)."""
+    if snapshot.model_version != SNAPSHOT_FORMAT:
         return None
     try:
         data = _decompress(snapshot.payload)
         if snapshot_digest(data) != snapshot.digest:
             return None
-        state = NamespaceState.restore(data)
+        return NamespaceState.restore(data)
     except (ValueError, KeyError, TypeError, zlib.error, orjson.JSONDecodeError):
         return None
-    if state.components != resolve_components(components):
-        return None
-    return state
 
 
 def hydrate(
@@ -125,10 +196,14 @@ def hydrate(
 
 
 __all__ = [
+    "apply_at",
     "catch_up",
+    "decode_at",
     "hydrate",
     "iter_records",
     "load_snapshot",
+    "one_line",
     "replay",
+    "restore_snapshot",
     "save_snapshot",
 ]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "Anchor": "stratagate.anchors",
     "AppendTurnResult": "stratagate.results",
     "AppendTurnsResult": "stratagate.results",
     "AsyncStrataGate": "stratagate.async_api",
@@ -42,6 +43,8 @@ _EXPORTS: dict[str, str] = {
     "InvalidInputError": "stratagate.errors",
     "WriterBusyError": "stratagate.errors",
     "LogIntegrityError": "stratagate.errors",
+    "ReadOnlyError": "stratagate.errors",
+    "ReceiptConflictError": "stratagate.errors",
     "FencedWriterError": "stratagate.errors",
     "MemoryBlock": "stratagate.models",
     "MemoryView": "stratagate.read.view",
@@ -88,6 +91,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
+    from stratagate.anchors import Anchor
     from stratagate.async_api import AsyncStrataGate
     from stratagate.core.decay import block_weight, decayed_level, normalize_level
     from stratagate.core.gate import normalize_assessment
@@ -111,6 +115,8 @@ if TYPE_CHECKING:
         ModelError,
         ModelResponseError,
         ModelTimeoutError,
+        ReadOnlyError,
+        ReceiptConflictError,
         RuntimeUnavailableError,
         SchemaVersionError,
         StorageConflictError,
@@ -180,6 +186,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Anchor",
     "AppendTurnResult",
     "AppendTurnsResult",
     "AsyncStrataGate",
@@ -220,8 +227,10 @@ __all__ = [
     "RankedHit",
     "RawHit",
     "RawMessage",
+    "ReadOnlyError",
     "RecallContext",
     "RecallEntry",
+    "ReceiptConflictError",
     "RejectedEvidenceRef",
     "ResumePendingResult",
     "RetrievalAssessment",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from stratagate.actors.routing import Handles
+    from stratagate.anchors import Anchor
     from stratagate.models import (
         ElementCard,
         ElementProjectionContext,
@@ -402,10 +403,16 @@ class AsyncStrataGate:
         """Logged domain events after ``since`` (a global position), in order; at most"""
         return await asyncio.to_thread(self.sync.history, since, limit=limit)
 
-    async def verify(self) -> VerifyReport:
-        """Check the hash chain, then rebuild every read model from the log and compare."""
+    async def verify(
+        self, anchor: Anchor | Mapping[str, Any] | str | bytes | None = None
+    ) -> VerifyReport:
+        """Check the hash chain (and that the log still extends ``anchor``, a ``checkpoint()``"""
+        return await asyncio.to_thread(self.sync.verify, anchor)
+
+    async def checkpoint(self) -> Anchor:
+        """An anchor of the namespace's head now (namespace, position, chain hash, time): keep"""
         return await asyncio.to_thread(
-            self.sync.verify,
+            self.sync.checkpoint,
         )
 
     async def state_at(self, position: int) -> MemoryView:

@@ -30,6 +30,11 @@ class FencedWriterError(StorageConflictError):
     """This writer's lease was taken over (a newer epoch): its append did not land."""
 
 
+class ReceiptConflictError(StorageConflictError):
+    """A receipt id already names a different turn: the new turn was not appended (the same id
+    with the same content is a duplicate, a no-op)."""
+
+
 class StorageError(StrataGateError):
     """The event store failed (connection, integrity, I/O); the cause is chained."""
 
@@ -42,6 +47,10 @@ class LogIntegrityError(StorageError):
     def __init__(self, message: str, position: int | None = None) -> None:
         super().__init__(message)
         self.position = position
+
+
+class ReadOnlyError(StorageError):
+    """A write was asked of a memory or store opened read-only; nothing was written."""
 
 
 class SchemaVersionError(StorageError):
@@ -92,6 +101,8 @@ __all__ = [
     "ModelError",
     "ModelResponseError",
     "ModelTimeoutError",
+    "ReadOnlyError",
+    "ReceiptConflictError",
     "RuntimeUnavailableError",
     "SchemaVersionError",
     "StorageConflictError",

@@ -17,11 +17,14 @@ from typing import Any, TypeVar
 
 import orjson
 
-from projections.replay import iter_records, replay
+from projections.replay import replay
 from stratagate.actors.inline_runtime import InlineRuntime
+from stratagate.actors.read_only_runtime import ReadOnlyRuntime
 from stratagate.actors.role import new_command_id
 from stratagate.actors.routing import Handles
 from stratagate.actors.runtime import Runtime
+from stratagate.anchors import Anchor, parse_anchor
+from stratagate.audit import take_anchor, verify_log
 from stratagate.callbacks import invoke, validate_output
 from stratagate.core.timeutil import parse_datetime
 from stratagate.core.turn_input import check_thread_id, check_time, turn_messages
@@ -63,6 +66,7 @@ from stratagate.messages import (
     Recall,
     RecordUse,
     RunProjections,
+    SealCheckpoint,
     SealReady,
     SearchElements,
     SearchEvents,
@@ -106,6 +110,7 @@ from stratagate.results import (
 )
 from stratagate.store import EventStore, open_store
 from stratagate.store.memory import MEMORY_URL
+from stratagate.store.sql import open_event_store
 
 R = TypeVar("R")
 
@@ -120,6 +125,16 @@ def check_namespace(namespace: object) -> str:
             f"namespace must be a non-empty printable string, got {namespace!r}"
         )
     return namespace
+
+
+def id_list(name: str, ids: object) -> list[str]:
+    """A sequence of id strings as a list (a lone string or anything else is an input error)."""
+    if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+        raise InvalidInputError(f"{name} must be a sequence of id strings, got {ids!r:.80}")
+    found = list(ids)
+    if not all(isinstance(i, str) for i in found):
+        raise InvalidInputError(f"{name} must hold id strings only")
+    return found
 
 
 def database_url(database: str | os.PathLike[str]) -> str:
@@ -151,10 +166,37 @@ class StrataGate:
         )
 
     @classmethod
-    def open(cls, database: str | os.PathLike[str], namespace: str, **options: Any) -> StrataGate:
-        """A durable memory on a SQLite file path or a SQLAlchemy URL (PostgreSQL too)."""
+    def open(
+        cls,
+        database: str | os.PathLike[str],
+        namespace: str,
+        *,
+        read_only: bool = False,
+        **options: Any,
+    ) -> StrataGate:
+        """A durable memory on a SQLite file path or a SQLAlchemy URL (PostgreSQL too).
+
+        ``read_only=True`` opens it for an audit: no writer lease, no recovery, nothing
+        appended (a read-only file or a SELECT-only role is enough); writes raise
+        ``ReadOnlyError``.
+        """
+        if not isinstance(read_only, bool):
+            raise InvalidInputError(f"read_only must be True or False, got {read_only!r}")
         opts = MemoryOptions.from_kwargs(**options)
-        return cls._start(database_url(database), check_namespace(namespace), opts, temp_dir=None)
+        url, name = database_url(database), check_namespace(namespace)
+        if read_only:
+            return cls._start_read_only(url, name, opts)
+        return cls._start(url, name, opts, temp_dir=None)
+
+    @classmethod
+    def _start_read_only(cls, database: str, namespace: str, options: MemoryOptions) -> StrataGate:
+        self = object.__new__(cls)
+        self._namespace, self._database, self._temp_dir = namespace, database, None
+        self._options = options.with_(persistent=False)  # never snapshot on close
+        self._closed = False
+        self._store = open_event_store(database, create=False, read_only=True)
+        self._runtime = ReadOnlyRuntime(self._store, namespace, self._options)
+        return self
 
     @classmethod
     def in_memory(cls, namespace: str = "default", **options: Any) -> StrataGate:
@@ -181,6 +223,7 @@ class StrataGate:
         self._closed = False
         self._store = open_store(database)
         try:
+            self._store.check_head(namespace)  # a broken log is reported, never extended
             self._runtime = self._make_runtime(recover=options.recover_on_open)
             self._runtime.send(ApplySettings())
         except BaseException:
@@ -262,7 +305,8 @@ class StrataGate:
         """Make a turn durable, then (unless deferred) seal, extract and project what is ready.
 
         ``wait=False`` returns once the turn is durable; the rest continues in the background
-        (see ``drain``). A known ``receipt_id`` is a no-op with an empty result.
+        (see ``drain``). A known ``receipt_id`` with the same content is a no-op with an empty
+        result; with other content it raises ``ReceiptConflictError``.
         """
         command = self._turn_command(
             user,
@@ -360,6 +404,7 @@ class StrataGate:
             user_tool_calls=user_tool_calls,
             assistant_tool_calls=assistant_tool_calls,
             new_id=options.make_id,
+            max_chars=options.max_message_chars,
         )
         return AppendTurn(
             command_id=new_command_id(),
@@ -535,7 +580,9 @@ class StrataGate:
             raise InvalidInputError(f"assessment must be a mapping, got {type(raw).__name__}")
         if isinstance(batch, str):
             return self._send(Assess(raw=dict(raw), batch_id=batch))
-        return self._send(Assess(raw=dict(raw), refs=[str(ref) for ref in batch]))
+        if not isinstance(batch, Collection) or not all(isinstance(r, str) for r in batch):
+            raise InvalidInputError("batch must be a batch id or a collection of ref strings")
+        return self._send(Assess(raw=dict(raw), refs=list(batch)))
 
     def record_memory_use(
         self,
@@ -548,8 +595,8 @@ class StrataGate:
         """Record which memories an answer used; reinforces them once per receipt id."""
         return self._send(
             RecordUse(
-                event_ids=list(event_ids),
-                element_ids=list(element_ids),
+                event_ids=id_list("event_ids", event_ids),
+                element_ids=id_list("element_ids", element_ids),
                 receipt_id=receipt_id,
                 audit=None if audit is None else parse_input(UsageAudit, audit, what="audit"),
             )
@@ -646,14 +693,35 @@ class StrataGate:
             raise InvalidInputError(f"limit must be a positive integer or None, got {limit!r}")
         return read_history(self._store, self._namespace, since, limit=limit)
 
-    def verify(self) -> VerifyReport:
-        """Check the hash chain, then rebuild every read model from the log and compare."""
-        return verify_namespace(self._store, self._namespace, self._runtime.positioned_digests())
+    def verify(
+        self, anchor: Anchor | Mapping[str, Any] | str | bytes | None = None
+    ) -> VerifyReport:
+        """Check the hash chain (and that the log still extends ``anchor``, a ``checkpoint()``
+        kept elsewhere), then rebuild every read model from the log and compare."""
+        kept = None if anchor is None else parse_anchor(anchor)
+        live = self._runtime.positioned_digests()
+        return verify_log(self._store, self._namespace, live, anchor=kept)
+
+    def checkpoint(self) -> Anchor:
+        """An anchor of the namespace's head now (namespace, position, chain hash, time): keep
+        it outside the database. With ``STRATAGATE_CHECKPOINT_KEY`` set it is sealed, and (unless
+        read-only) the sealed head is logged too (``LogCheckpointed``), so a log re-hashed
+        without the key fails ``verify`` even with no anchor at hand."""
+        anchor = take_anchor(self._store, self._namespace, self._options.now())
+        if anchor.seal is not None and not isinstance(self._runtime, ReadOnlyRuntime):
+            self._send(
+                SealCheckpoint(
+                    position=anchor.position, head_hash=anchor.head_hash, seal=anchor.seal
+                )
+            )
+        return anchor
 
     def state_at(self, position: int) -> MemoryView:
         """A read-only view of the namespace as of a global position (nothing is logged)."""
-        if not isinstance(position, int) or position < 0:
-            raise InvalidInputError(f"position must be a non-negative integer, got {position!r}")
+        if not isinstance(position, int) or not 0 <= position <= MAX_POSITION:
+            raise InvalidInputError(
+                f"position must be an integer from 0 to {MAX_POSITION}, got {position!r}"
+            )
         return MemoryView(replay(self._store, self._namespace, until=position))
 
 
@@ -695,68 +763,11 @@ def last_event_at(store: EventStore, namespace: str) -> datetime | None:
     return parse_datetime(last[0].recorded_at) if last else None
 
 
-def verify_namespace(
-    store: EventStore, namespace: str, live: Sequence[tuple[int, dict[str, str]]]
-) -> VerifyReport:
-    """Chain check, then a replay compared with each live host's digests at its position."""
-    bad = store.verify_chain(namespace)
-    if bad is not None:
-        return VerifyReport(
-            ok=False,
-            first_bad_position=bad,
-            chain_ok=False,
-            replay_ok=False,
-            events_checked=0,
-            detail=f"hash chain breaks at global position {bad}",
-        )
-    hosted = {name for _, digests in live for name in digests}
-    state = replay(store, namespace, until=0, components=hosted or None)
-    mismatched: set[str] = set()
-    records = iter_records(store, namespace)
-    try:
-        for position, digests in sorted(live, key=lambda item: item[0]):
-            for recorded in records:
-                state.apply(recorded)
-                if state.position >= position:
-                    break
-            rebuilt = state.digests()
-            mismatched.update(
-                name for name, digest in digests.items() if rebuilt.get(name) != digest
-            )
-        for recorded in records:
-            state.apply(recorded)
-    except StorageError as exc:
-        return VerifyReport(
-            ok=False,
-            first_bad_position=_next_position(store, namespace, state.position),
-            chain_ok=True,
-            replay_ok=False,
-            events_checked=store.count(namespace),
-            detail=f"replay failed after position {state.position}: {exc}",
-        )
-    ok = not mismatched
-    names = ", ".join(sorted(mismatched))
-    return VerifyReport(
-        ok=ok,
-        first_bad_position=None,
-        chain_ok=True,
-        replay_ok=ok,
-        events_checked=store.count(namespace),
-        mismatched_models=sorted(mismatched),
-        detail="" if ok else f"live read models differ from the replay: {names}",
-    )
-
-
-def _next_position(store: EventStore, namespace: str, after: int) -> int | None:
-    rows = store.read(namespace, after=after, limit=1)
-    return rows[0].global_position if rows else None
-
-
 __all__ = [
     "StrataGate",
     "check_namespace",
     "database_url",
+    "id_list",
     "last_event_at",
     "read_history",
-    "verify_namespace",
 ]

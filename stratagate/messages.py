@@ -281,6 +281,14 @@ class Govern(Command[bool]):
     event_id: Id
 
 
+class SealCheckpoint(Command[None]):
+    """Log a sealed checkpoint of the namespace's head (``LogCheckpointed``)."""
+
+    position: int
+    head_hash: str
+    seal: str
+
+
 # -- queries (reader) ------------------------------------------------------------------------
 
 
@@ -440,6 +448,7 @@ __all__ = [
     "RecordBatch",
     "RecordUse",
     "RunProjections",
+    "SealCheckpoint",
     "SealReady",
     "SearchElements",
     "SearchEvents",

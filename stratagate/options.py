@@ -56,6 +56,9 @@ class MemoryOptions:
     timeline_limit: int = 200
     """Events in the timeline an extractor gets: half the ones most related to the target
     block, the rest the latest (0: every event, so the cost of extraction grows with history)."""
+    max_message_chars: int = 65_536
+    """The longest message content accepted (characters); a longer one is an
+    ``InvalidInputError`` and nothing of its turn is appended."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -85,6 +88,11 @@ class MemoryOptions:
             raise InvalidInputError(
                 "max_live_namespaces must be >= 1; snapshot_every, timeline_limit and "
                 "ray_prestart >= 0"
+            )
+        limit = self.max_message_chars
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 2**31:
+            raise InvalidInputError(
+                f"max_message_chars must be an integer from 1 to 2**31, got {limit!r}"
             )
         if self.extra:
             raise InvalidInputError(f"unknown options: {', '.join(sorted(self.extra))}")

@@ -32,17 +32,15 @@ class InlineRuntime:
     def __init__(
         self, store: EventStore, namespace: str, options: MemoryOptions, *, recover: bool = True
     ) -> None:
+        # Hydrate before taking the lease: a damaged log raises LogIntegrityError here, with
+        # nothing written at all (not even a lease row); what a writer appends in between is
+        # folded once the lease is held.
+        self.live = LiveState(
+            store, namespace, None, snapshot_key="inline", snapshot_every=options.snapshot_every
+        )
         self.keeper = LeaseKeeper(store, namespace, Holder.current("inline"))
         try:
-            self.live = LiveState(
-                store,
-                namespace,
-                None,
-                snapshot_key="inline",
-                snapshot_every=options.snapshot_every,
-                lease=self.keeper.lease,
-                exclusive=True,
-            )
+            self.live.hold(self.keeper.lease)
         except BaseException:
             self.keeper.release()
             raise

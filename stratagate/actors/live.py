@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from projections.replay import PAGE_SIZE, hydrate, save_snapshot
+from projections.replay import PAGE_SIZE, apply_at, decode_at, hydrate, save_snapshot
 from projections.state import NamespaceState
 from stratagate.errors import FencedWriterError
-from stratagate.events import DomainEvent, Recorded, decode, encode
+from stratagate.events import DomainEvent, Recorded, encode
 from stratagate.read.view import MemoryView
 from stratagate.store import GENESIS_HASH, EventStore, Lease, StoredEvent
 
@@ -60,6 +60,13 @@ class LiveState:
         self._last_hash: str | None = GENESIS_HASH if self.state.position == 0 else None
         """Hash of the last row folded, when known (unknown after a snapshot restore)."""
 
+    def hold(self, lease: Lease) -> None:
+        """Append under ``lease`` from now on, as the namespace's only writer: fold what was
+        appended since hydration, then stop looking for other writers' rows."""
+        self.lease = lease
+        self._catch_up(until=None)
+        self.exclusive = True
+
     @property
     def view(self) -> MemoryView:
         return MemoryView(self.state)
@@ -82,7 +89,7 @@ class LiveState:
                 if until is not None and row.global_position > until:
                     return count
                 if row.event_type in self._handled:
-                    self.state.apply(decode(row))
+                    apply_at(self.state, decode_at(row))
                 else:  # a role's state holds only some models: no need to decode the rest
                     self.state.skip(row.global_position)
                 self._last_hash = row.hash

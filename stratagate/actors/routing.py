@@ -53,6 +53,7 @@ from stratagate.messages import (
     RecordBatch,
     RecordUse,
     RunProjections,
+    SealCheckpoint,
     SealReady,
     SearchElements,
     SearchEvents,
@@ -103,6 +104,7 @@ ROUTES: dict[type[Message[Any]], Target] = {
     Assess: "weights",
     RecordUse: "weights",
     Govern: "weights",
+    SealCheckpoint: "weights",
     # the read side
     CurrentTurn: "reader",
     GetBlock: "reader",

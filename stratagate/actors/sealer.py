@@ -8,14 +8,14 @@ is marked failed (interrupted) and retried by ``resume_pending_work``.
 
 from __future__ import annotations
 
-from projections.blocks import TailTurn, ThreadRecord
+from projections.blocks import TailTurn, ThreadRecord, turn_digest
 from projections.jobs import INTERRUPTED
 from stratagate.actors.role import Role, Taken, error_text, handles
 from stratagate.callbacks import Callback, describe, invoke, is_local, resolve, validate_output
 from stratagate.core.decay import normalize_level
 from stratagate.core.default_summary import default_summary
 from stratagate.core.layers import deterministic_layers
-from stratagate.errors import InvalidInputError, UnknownIdError
+from stratagate.errors import InvalidInputError, ReceiptConflictError, UnknownIdError
 from stratagate.events import (
     INGEST,
     BlockLifted,
@@ -100,13 +100,21 @@ class Sealer(Role):
         blocks = self.state.blocks
         events: list[SettingsChanged | TurnAppended] = []
         acks: list[TurnAck] = []
-        receipts: set[str] = set()
+        receipts: dict[str, str] = {}
         used: set[str] = set()
         turn = blocks.turn
         thread_turns: dict[str | None, int] = {}
-        for item in command.turns:
+        for index, item in enumerate(command.turns):
             receipt = item.receipt_id
-            if receipt is not None and (receipt in blocks.receipts or receipt in receipts):
+            messages = convert_all(MessageData, item.messages)
+            digest = turn_digest(item.thread_id, messages)
+            known = None if receipt is None else blocks.receipts.get(receipt, receipts.get(receipt))
+            if known is not None:
+                if known != digest:
+                    raise ReceiptConflictError(
+                        f"turns[{index}]: receipt id {receipt!r} already names a different turn "
+                        "(same id, other content): nothing was appended"
+                    )
                 acks.append(TurnAck(turn=None, duplicate=True))
                 continue
             if item.command_id in blocks.commands:
@@ -120,7 +128,7 @@ class Sealer(Role):
                 )
             used.update(ids)
             if receipt is not None:
-                receipts.add(receipt)
+                receipts[receipt] = digest
             if not events and blocks.block_turn_size is None:
                 size, lam = self.settings()
                 events.append(
@@ -137,7 +145,7 @@ class Sealer(Role):
                     thread_turn=thread_turn,
                     receipt_id=receipt,
                     command_id=item.command_id,
-                    messages=convert_all(MessageData, item.messages),
+                    messages=messages,
                     at=item.at,
                 )
             )

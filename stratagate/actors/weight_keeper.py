@@ -13,7 +13,7 @@ from collections.abc import Collection
 
 from stratagate.actors.role import Role, handles
 from stratagate.core.gate import normalize_assessment
-from stratagate.errors import InvalidInputError, StrataGateError, UnknownIdError
+from stratagate.errors import InvalidInputError, ReceiptConflictError, UnknownIdError
 from stratagate.events import (
     WEIGHTS,
     AssessmentRecorded,
@@ -22,11 +22,12 @@ from stratagate.events import (
     EventPinned,
     EventRestored,
     EventUnpinned,
+    LogCheckpointed,
     MemoryUseRecorded,
     RetrievalBatchRecorded,
 )
 from stratagate.events.payloads import AssessmentData, ReceiptData, convert
-from stratagate.messages import Assess, Govern, RecordBatch, RecordUse
+from stratagate.messages import Assess, Govern, RecordBatch, RecordUse, SealCheckpoint
 from stratagate.models import RetrievalAssessment, UsageAudit, UsageReceipt
 
 
@@ -117,7 +118,7 @@ class WeightKeeper(Role):
             )
             if same:
                 return existing
-            raise StrataGateError(
+            raise ReceiptConflictError(
                 f"receipt id {receipt_id!r} was already used for different memories"
             )
         reinforced_events, reinforced_elements = self._reinforceable(events, elements, audit_model)
@@ -186,6 +187,19 @@ class WeightKeeper(Role):
         if needed:
             self._append(event_type(event_id=event_id, at=self.options.now()))
         return needed
+
+    @handles(SealCheckpoint)
+    def seal_checkpoint(self, command: SealCheckpoint) -> None:
+        """Log the sealed head an anchor recorded (``LogCheckpointed``)."""
+        self.refresh()
+        self._append(
+            LogCheckpointed(
+                position=command.position,
+                head_hash=command.head_hash,
+                seal=command.seal,
+                at=self.options.now(),
+            )
+        )
 
 
 __all__ = ["WeightKeeper"]

@@ -305,7 +305,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--type", metavar="TYPE", help="only events of this type, e.g. BlockSealed (default: all)"
     )
 
-    command("verify", lambda a: run_commands.verify(a), "check the hash chain and replay the log")
+    verify = command(
+        "verify", lambda a: run_commands.verify(a), "check the hash chain and replay the log"
+    )
+    verify.add_argument(
+        "--anchor",
+        metavar="FILE",
+        help="an anchor `stratagate checkpoint` wrote: fail unless the log still extends it",
+    )
+
+    checkpoint = command(
+        "checkpoint",
+        lambda a: run_commands.checkpoint(a),
+        "print an anchor of the namespace's head (JSON) to keep outside the database",
+    )
+    checkpoint.add_argument(
+        "--output", metavar="FILE", help="write the anchor to FILE (default: stdout)"
+    )
 
     replay = command(
         "replay", lambda a: run_commands.replay(a), "what the memory knew as of a position"
@@ -318,8 +334,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="the global position to stop at (history prints positions)",
     )
 
-    command("stats", lambda a: run_commands.stats(a), "counts of everything in the namespace")
-    command("namespaces", lambda a: run_commands.namespaces(a), "every namespace in the database")
+    stats = command(
+        "stats", lambda a: run_commands.stats(a), "counts of everything in the namespace"
+    )
+    namespaces = command(
+        "namespaces", lambda a: run_commands.namespaces(a), "every namespace in the database"
+    )
+
+    for looking in (history, verify, replay, stats, namespaces, expand):
+        looking.add_argument(
+            "--read-only",
+            action="store_true",
+            help="open the database read-only: no lock, nothing written; works on a read-only "
+            "file or a SELECT-only role (always so for this command; expand block refuses it)",
+        )
 
     add_serve(command)
 

@@ -22,6 +22,8 @@ from typing import Any
 
 from projections.replay import hydrate
 from projections.replay import replay as replay_until
+from stratagate.anchors import Anchor, parse_anchor
+from stratagate.audit import namespace_exists, take_anchor, verify_log
 from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.formatting import json_text
 from stratagate.cli.ingest_job import FileResult, job_files, model_options, run_job
@@ -38,14 +40,14 @@ from stratagate.cli.views import (
     stats_lines,
 )
 from stratagate.core.search_text import search_tokens
-from stratagate.errors import InvalidInputError, StorageError, UnknownIdError, WriterBusyError
+from stratagate.core.timeutil import utc_now
+from stratagate.errors import InvalidInputError, ReadOnlyError, UnknownIdError, WriterBusyError
 from stratagate.events import EVENT_TYPES
 from stratagate.memory import (
     MAX_POSITION,
     StrataGate,
     last_event_at,
     read_history,
-    verify_namespace,
 )
 from stratagate.read.view import MemoryView
 from stratagate.results import VerifyReport
@@ -92,8 +94,8 @@ def log_head(database: str, namespace: str) -> int:
     The error names no other namespace: in a shared database those are other tenants' names.
     """
     require_database(database)
-    with open_event_store(database, create=False) as store:
-        if store.count(namespace) == 0:
+    with open_event_store(database, read_only=True) as store:
+        if not namespace_exists(store, namespace):
             raise NothingThereError(
                 f"unknown namespace {namespace!r} in {database} "
                 "(`stratagate namespaces` lists the namespaces there)"
@@ -126,7 +128,7 @@ def log_view(args: argparse.Namespace) -> Iterator[tuple[SqlEventStore, MemoryVi
     that only read: they take no writer lease, so they neither wait for an ingest nor keep one
     from starting (the view is the inline memory's last snapshot plus the log after it)."""
     log_head(args.database, args.namespace)
-    with open_event_store(args.database, create=False) as store:
+    with open_event_store(args.database, read_only=True) as store:
         state, _ = hydrate(store, args.namespace, INLINE_SNAPSHOT)
         yield store, MemoryView(state)
 
@@ -265,6 +267,8 @@ def expand(args: argparse.Namespace) -> int:
     if args.kind != "element" and args.at is not None:
         raise InvalidInputError("--at applies to elements only")
     if args.kind == "block":
+        if args.read_only:
+            raise ReadOnlyError("expand block appends the lift to the log: drop --read-only")
         with existing_memory(args) as memory:
             return _expand_block(memory, args)
     with log_view(args) as (_, view):
@@ -303,7 +307,7 @@ def history(args: argparse.Namespace) -> int:
     if args.since > MAX_POSITION:
         raise InvalidInputError(f"--since must be at most {MAX_POSITION}, got {args.since}")
     log_head(args.database, args.namespace)
-    with open_event_store(args.database, create=False) as store:
+    with open_event_store(args.database, read_only=True) as store:
         records = read_history(store, args.namespace, args.since)
     if args.type is not None:
         records = [r for r in records if r.type == args.type]
@@ -319,9 +323,14 @@ def history(args: argparse.Namespace) -> int:
 
 
 def verify(args: argparse.Namespace) -> int:
-    """The hash chain and a full replay against the live read models; 1 when either fails."""
-    log_head(args.database, args.namespace)
-    report = _verify_report(args.database, args.namespace)
+    """The hash chain (and the anchor, when given) and a full replay against every stored
+    snapshot; 1 when anything fails."""
+    anchor = None if args.anchor is None else parse_anchor(_read_text(args.anchor, "anchor"))
+    if anchor is None:
+        log_head(args.database, args.namespace)
+    else:
+        require_database(args.database)  # an emptied namespace must still fail its anchor
+    report = _verify_report(args.database, args.namespace, anchor)
     if args.json:
         emit_json(report)
     elif report.ok:
@@ -333,19 +342,39 @@ def verify(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_VERIFY_FAILED
 
 
-def _verify_report(database: str, namespace: str) -> VerifyReport:
-    """What ``StrataGate.verify()`` checks, without a writer lease: the hash chain, then a full
-    replay compared with the read models as a memory would open them (snapshot + log tail).
-    When those cannot even be loaded from a damaged log, the chain check and replay alone."""
-    with open_event_store(database, create=False) as store:
-        try:
-            state, _ = hydrate(store, namespace, INLINE_SNAPSHOT)
-        except StorageError:
-            report = verify_namespace(store, namespace, [])
-            if report.ok:
-                raise
-            return report
-        return verify_namespace(store, namespace, [(state.position, state.digests())])
+def _verify_report(database: str, namespace: str, anchor: Anchor | None) -> VerifyReport:
+    """What ``StrataGate.verify()`` checks, read-only: the hash chain and heads record, the
+    anchor, then a full replay compared with every stored snapshot (what a memory would open
+    with). Damage is reported, never raised."""
+    with open_event_store(database, read_only=True) as store:
+        return verify_log(store, namespace, anchor=anchor)
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"cannot read the {what} file {path}: {exc}") from exc
+
+
+def checkpoint(args: argparse.Namespace) -> int:
+    """An anchor of the namespace's head, to stdout or a file (read-only: nothing appended)."""
+    log_head(args.database, args.namespace)
+    with open_event_store(args.database, read_only=True) as store:
+        anchor = take_anchor(store, args.namespace, utc_now())
+    text = anchor.model_dump_json()
+    if args.output is None:
+        print(text)
+        return EXIT_OK
+    try:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInputError(f"cannot write the anchor to {args.output}: {exc}") from exc
+    if not args.json:
+        print(f"anchor of {args.namespace!r} at global position {anchor.position} -> {args.output}")
+    else:
+        emit_json(anchor)
+    return EXIT_OK
 
 
 def replay(args: argparse.Namespace) -> int:
@@ -353,7 +382,7 @@ def replay(args: argparse.Namespace) -> int:
     head = log_head(args.database, args.namespace)
     if args.until > head:
         raise InvalidInputError(f"position {args.until} is past the end of the log ({head})")
-    with open_event_store(args.database, create=False) as store:
+    with open_event_store(args.database, read_only=True) as store:
         revision = sum(1 for r in read_history(store, args.namespace) if r.position <= args.until)
         view = MemoryView(replay_until(store, args.namespace, until=args.until))
     stats = view.stats(revision)
@@ -398,7 +427,7 @@ def stats(args: argparse.Namespace) -> int:
 def namespaces(args: argparse.Namespace) -> int:
     """Every namespace in the database with its revision."""
     require_database(args.database)
-    with open_event_store(args.database, create=False) as store:
+    with open_event_store(args.database, read_only=True) as store:
         found = [(name, store.count(name), store.head(name)) for name in store.namespaces()]
     if args.json:
         emit_json(
@@ -418,6 +447,7 @@ def namespaces(args: argparse.Namespace) -> int:
 
 __all__ = [
     "NothingThereError",
+    "checkpoint",
     "context",
     "existing_memory",
     "expand",

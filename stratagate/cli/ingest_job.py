@@ -19,7 +19,7 @@ from typing import Any
 
 from stratagate.cli.app import DEFAULT_NAMESPACE
 from stratagate.cli.progress import Progress
-from stratagate.errors import InvalidInputError, ModelError
+from stratagate.errors import InvalidInputError, ModelError, ReceiptConflictError
 from stratagate.formats.turn_files import FileTurn, TurnFileError, read_turn_file
 from stratagate.memory import StrataGate, check_namespace
 
@@ -152,7 +152,7 @@ def append_chunk(memory: StrataGate, chunk: Sequence[FileTurn]) -> int:
         result = memory.append_turns(
             [{"user": t.user, "assistant": t.assistant, **t.append_kwargs()} for t in chunk]
         )
-    except InvalidInputError:
+    except (InvalidInputError, ReceiptConflictError):
         # One turn is bad and nothing of the chunk went in: go turn by turn, so the turns
         # before it do and the error names its line.
         for turn in chunk:
@@ -171,6 +171,8 @@ def append_one(memory: StrataGate, turn: FileTurn) -> None:
         memory.append_turn(turn.user, turn.assistant, **turn.append_kwargs())
     except InvalidInputError as exc:
         raise TurnFileError(f"{turn.origin}: {exc}") from exc
+    except ReceiptConflictError as exc:
+        raise ReceiptConflictError(f"{turn.origin}: {exc}") from exc
     except ModelError as exc:
         raise ModelError(
             f"{turn.origin}: model call failed after the turn was stored: {exc} "

@@ -50,11 +50,11 @@ def check_time(
 def _side(
     side: str,
     value: Any,
-    *,
     at: datetime,
     thread_id: str | None,
     tool_calls: Sequence[ToolTrace | Mapping[str, Any]] | None,
     new_id: Callable[[str], str],
+    max_chars: int,
 ) -> list[RawMessage]:
     if value is None:
         raise InvalidInputError(
@@ -74,8 +74,14 @@ def _side(
             raise InvalidInputError(
                 f"{side}: expected a string or a message mapping, got {type(item).__name__}"
             )
-        if data.get("content") is None:
+        content = data.get("content")
+        if content is None:
             raise InvalidInputError(f"{side}: message content is None (use an empty string)")
+        if isinstance(content, str) and len(content) > max_chars:
+            raise InvalidInputError(
+                f"{side}: message content is {len(content)} characters, more than the "
+                f"{max_chars} allowed (option max_message_chars)"
+            )
         if data["role"] not in SIDE_ROLES[side]:
             raise InvalidInputError(f"{side}: role {data['role']!r} is not allowed on this side")
         if data.get("thread_id") not in (None, thread_id):
@@ -105,18 +111,13 @@ def turn_messages(
     user_tool_calls: Sequence[ToolTrace | Mapping[str, Any]] | None,
     assistant_tool_calls: Sequence[ToolTrace | Mapping[str, Any]] | None,
     new_id: Callable[[str], str],
+    max_chars: int = 65_536,
 ) -> list[RawMessage]:
-    """The validated messages of one turn, user side first."""
+    """The validated messages of one turn, user side first; a content longer than
+    ``max_chars`` characters is an ``InvalidInputError``."""
     return [
-        *_side("user", user, at=at, thread_id=thread_id, tool_calls=user_tool_calls, new_id=new_id),
-        *_side(
-            "assistant",
-            assistant,
-            at=at,
-            thread_id=thread_id,
-            tool_calls=assistant_tool_calls,
-            new_id=new_id,
-        ),
+        *_side("user", user, at, thread_id, user_tool_calls, new_id, max_chars),
+        *_side("assistant", assistant, at, thread_id, assistant_tool_calls, new_id, max_chars),
     ]
 
 

@@ -88,6 +88,19 @@ class EventArchived(_Governance):
     type: Literal["EventArchived"] = "EventArchived"
 
 
+@register
+class LogCheckpointed(DomainEvent):
+    """The namespace's head at ``position`` had chain hash ``head_hash``, sealed with the
+    checkpoint key (HMAC-SHA256, ``stratagate.anchors.seal``): a log re-hashed up to it by
+    someone without the key no longer matches. No read model folds it."""
+
+    stream = WEIGHTS
+    type: Literal["LogCheckpointed"] = "LogCheckpointed"
+    position: int
+    head_hash: str
+    seal: str
+
+
 __all__ = [
     "AssessmentRecorded",
     "BatchKind",
@@ -96,6 +109,7 @@ __all__ = [
     "EventPinned",
     "EventRestored",
     "EventUnpinned",
+    "LogCheckpointed",
     "MemoryUseRecorded",
     "RetrievalBatchRecorded",
 ]

@@ -44,8 +44,9 @@ class AppendTurnInput(ToolInput):
     )
     receipt_id: str | None = Field(
         None,
-        description="An idempotency key: a turn whose receipt id is already stored is skipped, "
-        "so a retried call never stores the turn twice.",
+        description="An idempotency key: a retried call with the same receipt id and the same "
+        "turn is skipped, so it is never stored twice; the same id with a different turn is "
+        "refused (ReceiptConflictError).",
     )
 
 

@@ -41,6 +41,7 @@ from stratagate.models import (
     TimelineEntry,
     parse_input,
 )
+from stratagate.offline.budget import within_budget
 from stratagate.offline.catalogue import TOPIC_GROUPS, TOPIC_STOP_WORDS
 from stratagate.offline.cues import Kind, is_cancelled, is_ongoing, kinds, switch_targets, tense
 from stratagate.offline.entities import Known, find_organizations, find_people, find_tools
@@ -152,7 +153,7 @@ def _known_people(ctx: ExtractionContext, speakers: list[str]) -> Known:
             m.content
             for block in (ctx.previous, ctx.target, ctx.next)
             if block is not None
-            for m in block.l5_raw
+            for m in within_budget(block.l5_raw)
         ),
     ]
     for text in texts:
@@ -505,11 +506,12 @@ def _event(
 def extract_events(
     ctx: ExtractionContext, *, max_events: int = 24, min_content_words: int = 2
 ) -> ExtractionResult:
-    """Event cards for ``ctx.target`` from its own messages only (deterministic)."""
+    """Event cards for ``ctx.target`` from its own messages only (deterministic), read up to
+    the offline reading budget."""
     speakers = _known_speakers(ctx)
     known = _known_people(ctx, speakers)
     candidates: list[_Candidate] = []
-    for message in ctx.target.l5_raw:
+    for message in within_budget(ctx.target.l5_raw):
         if message.role not in ("user", "assistant") or not message.content.strip():
             continue
         current: _Candidate | None = None

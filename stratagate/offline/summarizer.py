@@ -2,7 +2,8 @@
 
 Salience is lexical: a sentence scores one point per block tag it contains, two more when it
 carries a memory signal (decision, preference, plan, change, identity, happening) and one more
-for a time expression or a number. Everything is bounded and deterministic.
+for a time expression or a number. Everything is bounded (a block is read up to the offline
+reading budget) and deterministic.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from stratagate.models import BlockSummary, RawMessage, parse_input
+from stratagate.offline.budget import within_budget
 from stratagate.offline.cues import kinds
 from stratagate.offline.temporal import find_time_expressions
 from stratagate.offline.text import content_words, split_sentences, top_words, truncate
@@ -72,8 +74,9 @@ def _best(sentences: list[_Sentence], tags: frozenset[str]) -> list[_Sentence]:
 def summarize(
     messages: list[RawMessage], *, max_tags: int = 8, max_keypoints: int = 8
 ) -> BlockSummary:
-    """L0-L2 views of ``messages`` and a conservative ``should_extract`` (any signal → True)."""
-    sentences = _sentences(messages)
+    """L0-L2 views of ``messages`` and a conservative ``should_extract`` (any signal → True),
+    from the block's first ``READ_BUDGET_CHARS`` characters."""
+    sentences = _sentences(within_budget(messages))
     substantive = [s for s in sentences if len(s.content) >= 2]
     tag_list = top_words((s.text for s in sentences), max_tags)
     tags = frozenset(tag_list)

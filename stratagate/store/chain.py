@@ -92,26 +92,44 @@ def seal_batch(
 
 @dataclass(frozen=True, slots=True)
 class ChainCheck:
-    """Outcome of walking a namespace's rows: the first bad position and where the walk ended."""
+    """Outcome of walking a namespace's rows: the first bad position (and why) and where the
+    walk ended."""
 
     first_bad_position: int | None
     last_position: int
     last_hash: str
     count: int
+    reason: str = ""
 
 
-def check_chain(events: Iterable[StoredEvent]) -> ChainCheck:
+def check_chain(events: Iterable[StoredEvent], *, prev_hash: str = GENESIS_HASH) -> ChainCheck:
     """Walk one namespace's rows in position order; stop at the first row that does not verify.
 
-    A row fails when its ``prev_hash`` is not the previous row's ``hash`` (or ``GENESIS_HASH``)
-    or when its own ``hash`` differs from ``row_hash`` of its columns.
+    A row fails when its ``prev_hash`` is not the previous row's ``hash`` (``prev_hash`` for the
+    first row walked: ``GENESIS_HASH`` from the start of the log), when its own ``hash``
+    differs from ``row_hash`` of its columns, or when its columns cannot even be hashed (a
+    value of the wrong type written behind the store's back).
     """
-    expected_prev, last_position, count = GENESIS_HASH, 0, 0
+    expected_prev, last_position, count = prev_hash, 0, 0
     for event in events:
-        if event.prev_hash != expected_prev or event.hash != row_hash(expected_prev, event):
-            return ChainCheck(event.global_position, last_position, expected_prev, count)
+        reason = row_fault(expected_prev, event)
+        if reason:
+            return ChainCheck(event.global_position, last_position, expected_prev, count, reason)
         expected_prev, last_position, count = event.hash, event.global_position, count + 1
     return ChainCheck(None, last_position, expected_prev, count)
+
+
+def row_fault(expected_prev: str, event: StoredEvent) -> str:
+    """Why ``event`` does not chain onto a row whose hash is ``expected_prev`` ("" if it does)."""
+    if event.prev_hash != expected_prev:
+        return "its prev_hash is not the previous row's hash (a row was deleted, inserted or moved)"
+    try:
+        digest = row_hash(expected_prev, event)
+    except (TypeError, ValueError, UnicodeError) as exc:
+        return f"its columns cannot be hashed ({type(exc).__name__}: a value of the wrong type)"
+    if event.hash != digest:
+        return "its hash does not match its columns (the row was edited)"
+    return ""
 
 
 def _chained_fields(event: StoredEvent) -> dict[str, Any]:
@@ -131,6 +149,7 @@ __all__ = [
     "ChainCheck",
     "canonical_row",
     "check_chain",
+    "row_fault",
     "row_hash",
     "seal_batch",
 ]

@@ -25,7 +25,7 @@ from stratagate.errors import (
 )
 from stratagate.store.chain import check_chain, seal_batch
 from stratagate.store.leases import DEFAULT_TTL_S, Holder, Lease, may_take_over
-from stratagate.store.records import GENESIS_HASH, NewEvent, Snapshot, StoredEvent
+from stratagate.store.records import GENESIS_HASH, LogFault, NewEvent, Snapshot, StoredEvent
 from stratagate.store.validation import (
     check_batch,
     check_name,
@@ -189,15 +189,22 @@ class MemoryEventStore:
 
     def verify_chain(self, namespace: str) -> int | None:
         """The first row of ``namespace`` whose hash does not verify, or ``None``."""
+        fault = self.find_fault(namespace)
+        return fault.position if fault else None
+
+    def find_fault(self, namespace: str) -> LogFault | None:
+        """The first row of ``namespace`` that does not chain, with the reason, or ``None``."""
         check_name("namespace", namespace)
         with self._lock:
             space = self._namespaces.get(namespace)
-            return check_chain(space.rows if space else []).first_bad_position
+            walk = check_chain(space.rows if space else [])
+        if walk.first_bad_position is None:
+            return None
+        return LogFault(walk.first_bad_position, walk.reason)
 
-    def check_head(self, namespace: str) -> int | None:
+    def check_head(self, namespace: str) -> None:
         """Rows here are only ever appended whole, so the head is always the last row."""
         check_name("namespace", namespace)
-        return None
 
     # -- snapshots --------------------------------------------------------------------------
 

@@ -58,6 +58,14 @@ class Snapshot:
     created_at: str
 
 
+@dataclass(frozen=True, slots=True)
+class LogFault:
+    """Where a namespace's stored log first goes wrong, and why (one line)."""
+
+    position: int
+    reason: str
+
+
 @runtime_checkable
 class EventStore(Protocol):
     """The log: atomic appends with optimistic concurrency, ordered reads, a hash chain."""
@@ -131,6 +139,16 @@ class EventStore(Protocol):
         """The ``global_position`` of the first row whose hash does not verify, or ``None``."""
         ...
 
+    def find_fault(self, namespace: str) -> LogFault | None:
+        """The first row that does not chain (or a heads record that disagrees with the rows),
+        with the reason; ``None`` when the namespace's chain verifies."""
+        ...
+
+    def check_head(self, namespace: str) -> None:
+        """Raise ``LogIntegrityError`` unless the namespace's heads record is its last row
+        (one row read: what every open and append checks before extending the log)."""
+        ...
+
     def save_snapshot(self, snapshot: Snapshot) -> None:
         """Store (replace) the snapshot of ``(namespace, key)``."""
         ...
@@ -144,4 +162,4 @@ class EventStore(Protocol):
         ...
 
 
-__all__ = ["GENESIS_HASH", "EventStore", "NewEvent", "Snapshot", "StoredEvent"]
+__all__ = ["GENESIS_HASH", "EventStore", "LogFault", "NewEvent", "Snapshot", "StoredEvent"]

@@ -8,6 +8,7 @@ the ``EventStore`` protocol of ``stratagate.store.records`` over the tables of
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -15,6 +16,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import Connection, Engine, Row, create_engine, event, func, select, text
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
@@ -28,6 +30,7 @@ from stratagate.errors import (
     FencedWriterError,
     InvalidInputError,
     LogIntegrityError,
+    ReadOnlyError,
     StorageConflictError,
     StorageError,
     WriterBusyError,
@@ -35,7 +38,7 @@ from stratagate.errors import (
 from stratagate.store import schema
 from stratagate.store.chain import ChainCheck, check_chain, seal_batch
 from stratagate.store.leases import DEFAULT_TTL_S, Holder, Lease, may_take_over
-from stratagate.store.records import GENESIS_HASH, NewEvent, Snapshot, StoredEvent
+from stratagate.store.records import GENESIS_HASH, LogFault, NewEvent, Snapshot, StoredEvent
 from stratagate.store.statements import statements
 from stratagate.store.validation import (
     check_batch,
@@ -68,6 +71,7 @@ def open_event_store(
     database: str | os.PathLike[str],
     *,
     create: bool = True,
+    read_only: bool = False,
     clock: Callable[[], datetime] = utc_now,
 ) -> SqlEventStore:
     """Open (and with ``create`` set up) the event store named by ``database``.
@@ -76,10 +80,16 @@ def open_event_store(
     in-memory SQLite on one shared connection; ``postgresql://`` and ``postgres://`` URLs use
     psycopg 3. ``clock`` stamps ``recorded_at``. Bad URLs and unreachable servers raise
     ``StorageError`` with the cause chained; a newer table layout raises ``SchemaVersionError``.
+    ``read_only`` opens an existing store for audits: SQLite through a ``mode=ro`` URI (also on
+    a read-only file in a read-only directory), PostgreSQL in read-only transactions (a role
+    with SELECT alone suffices); no write lock is taken and every write raises
+    ``ReadOnlyError``.
     """
-    engine = _engine_for(database, create=create)
+    engine = _engine_for(database, create=create and not read_only, read_only=read_only)
     try:
-        return SqlEventStore(engine, create=create, clock=clock)
+        return SqlEventStore(
+            engine, create=create and not read_only, read_only=read_only, clock=clock
+        )
     except BaseException:
         engine.dispose()
         raise
@@ -98,9 +108,11 @@ class SqlEventStore:
         engine: Engine,
         *,
         create: bool = True,
+        read_only: bool = False,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.engine = engine
+        self.read_only = read_only
         self.url = engine.url.render_as_string(hide_password=True)
         self._clock = clock
         self._postgres = engine.dialect.name == "postgresql"
@@ -115,6 +127,10 @@ class SqlEventStore:
             threading.RLock() if isinstance(engine.pool, StaticPool) else nullcontext()
         )
         self._closed = False
+        if read_only:
+            with self._transaction(write=False) as conn:
+                schema.ensure_layout(conn, create=False)
+            return
         with self._transaction(write=True) as conn:
             if self._postgres:  # concurrent first opens must not race to CREATE TABLE
                 conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('stratagate_layout'))"))
@@ -352,21 +368,53 @@ class SqlEventStore:
             return sorted(conn.execute(select(schema.heads.c.namespace)).scalars())
 
     def verify_chain(self, namespace: str) -> int | None:
-        """The ``global_position`` of the first row whose hash does not verify, or ``None``.
+        """The ``global_position`` of the first row whose hash does not verify, or ``None``
+        (``find_fault`` says why)."""
+        fault = self.find_fault(namespace)
+        return fault.position if fault else None
+
+    def find_fault(self, namespace: str) -> LogFault | None:
+        """The first place the namespace's log goes wrong, with the reason, or ``None``.
 
         Rows are checked in position order (see ``stratagate.store.chain``). When every row
-        verifies but the namespace's heads record disagrees with them (say, its tail was
-        deleted), the larger of the recorded and the found last position is returned.
+        verifies but the namespace's heads record disagrees with them, the fault is where the
+        two part: the first row past the recorded head (rows added behind the store's back),
+        the first position past the last row that no other namespace holds, up to the recorded
+        head (a deleted tail), or the last row (a lost or edited heads record).
         """
         check_name("namespace", namespace)
-        with self._transaction(write=False, snapshot=True) as conn:
+        with self._transaction(write=False, snapshot=True) as conn, _lenient_text(conn):
             walk = check_chain(_walk(conn, namespace))
+            if walk.first_bad_position is not None:
+                return LogFault(walk.first_bad_position, walk.reason)
             head = conn.execute(
                 select(schema.heads).where(schema.heads.c.namespace == namespace)
             ).one_or_none()
-        if walk.first_bad_position is not None:
-            return walk.first_bad_position
-        return _head_mismatch(walk, head)
+            return _head_fault(conn, namespace, walk, head)
+
+    def check_head(self, namespace: str) -> None:
+        """Raise ``LogIntegrityError`` unless the heads record is the namespace's last row."""
+        check_name("namespace", namespace)
+        with self._transaction(write=False) as conn:
+            head = conn.exec_driver_sql(self._sql.head, {"ns": namespace}).first()
+            column = schema.events.c
+            last = conn.execute(
+                select(column.global_position, column.hash)
+                .where(column.namespace == namespace)
+                .order_by(column.global_position.desc())
+                .limit(1)
+            ).first()
+        try:
+            _check_head(namespace, head, *(last or (None, None)))
+        except LogIntegrityError:
+            fault = self.find_fault(namespace)  # the slow walk, only once the log is damaged
+            if fault is None:
+                raise
+            raise LogIntegrityError(
+                f"the log of namespace {namespace!r} is damaged at global position "
+                f"{fault.position}: {fault.reason}; nothing was appended — run verify",
+                fault.position,
+            ) from None
 
     def save_snapshot(self, snapshot: Snapshot) -> None:
         """Store (replace) the snapshot of ``(namespace, key)``."""
@@ -462,6 +510,10 @@ class SqlEventStore:
         the next durable commit makes it durable too (see ``commit_durability``).
         """
         self._ensure_open()
+        if write and self.read_only:
+            raise ReadOnlyError(
+                f"the event store {self.url} is open read-only: nothing was written"
+            )
         with self._serial:
             try:
                 with self.engine.connect() as conn:
@@ -474,6 +526,8 @@ class SqlEventStore:
                         _sqlite_synchronous(conn, "NORMAL")
                     try:
                         with conn.begin():
+                            if self.read_only and self._postgres:
+                                conn.exec_driver_sql("SET TRANSACTION READ ONLY")
                             if not durable and self._postgres:
                                 conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
                             yield conn
@@ -488,7 +542,9 @@ class SqlEventStore:
                 raise StorageError(f"event store {self.url} failed: {_detail(exc)}") from exc
 
 
-def _engine_for(database: str | os.PathLike[str], *, create: bool) -> Engine:
+def _engine_for(
+    database: str | os.PathLike[str], *, create: bool, read_only: bool = False
+) -> Engine:
     """Build the engine ``database`` names: a name that is no text raises ``InvalidInputError``,
     one no backend can use ``StorageError``."""
     if not isinstance(database, str | os.PathLike):
@@ -503,7 +559,7 @@ def _engine_for(database: str | os.PathLike[str], *, create: bool) -> Engine:
     if name == ":memory:":
         return _sqlite_memory_engine()
     if "://" not in name:
-        return _sqlite_file_engine(Path(name), create=create)
+        return _sqlite_file_engine(Path(name), create=create, read_only=read_only)
     try:
         url = make_url(name)
     except ArgumentError as exc:
@@ -514,7 +570,7 @@ def _engine_for(database: str | os.PathLike[str], *, create: bool) -> Engine:
     if backend == "sqlite" and driver in ("", "pysqlite"):
         if (url.database or "") in _MEMORY_NAMES:
             return _sqlite_memory_engine()
-        return _sqlite_file_engine(Path(url.database or ""), create=create)
+        return _sqlite_file_engine(Path(url.database or ""), create=create, read_only=read_only)
     raise StorageError(
         f"unsupported database {url.drivername!r}: use a SQLite path, sqlite:///…, "
         "postgresql://… or postgresql+psycopg://…"
@@ -529,7 +585,7 @@ def _sqlite_memory_engine() -> Engine:
     return engine
 
 
-def _sqlite_file_engine(path: Path, *, create: bool) -> Engine:
+def _sqlite_file_engine(path: Path, *, create: bool, read_only: bool = False) -> Engine:
     if not str(path):
         raise StorageError("a SQLite database needs a file path")
     if create:
@@ -539,10 +595,48 @@ def _sqlite_file_engine(path: Path, *, create: bool) -> Engine:
             raise StorageError(
                 f"cannot make the directory of the database {path}: {exc.strerror or exc}"
             ) from exc
+        _create_private(path)
     elif not path.is_file():
         raise StorageError(f"no event store at {path} (create=False)")
+    if read_only:
+        return _sqlite_read_only_engine(path)
     engine = create_engine(URL.create("sqlite", database=str(path)))
     _install_sqlite_hooks(engine, file_backed=True)
+    return engine
+
+
+def _create_private(path: Path) -> None:
+    """Create a new database file readable by its owner alone (0600, whatever the umask);
+    SQLite gives its ``-wal`` and ``-shm`` files the same mode. An existing file is left as
+    it is."""
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise StorageError(f"cannot create the database {path}: {exc.strerror or exc}") from exc
+    os.close(descriptor)
+
+
+def _sqlite_read_only_engine(path: Path) -> Engine:
+    """A SQLite file opened ``mode=ro``: no write lock, no journal change, no file created.
+
+    A WAL database needs its ``-shm`` file to be read. A file with no pending ``-wal`` (none, or empty) that is
+    itself read-only (mode 0444) or sits in a read-only directory (say a mounted backup) cannot
+    be being written, so it is opened ``immutable``: SQLite then creates no ``-shm`` beside it.
+    """
+    resolved = path.resolve()
+    if not resolved.is_file():
+        raise StorageError(f"no event store at {path} (read-only)")
+    frozen = not resolved.stat().st_mode & 0o222 or not os.access(resolved.parent, os.W_OK)
+    wal = Path(f"{resolved}-wal")
+    pending = wal.exists() and wal.stat().st_size > 0
+    query = "immutable=1" if frozen and not pending else "mode=ro"
+    uri = f"file:{quote(str(resolved))}?{query}"
+    engine = create_engine(
+        "sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False)
+    )
+    _install_sqlite_hooks(engine, file_backed=False)
     return engine
 
 
@@ -597,8 +691,8 @@ def _check_head(
     namespace: str, head: Sequence[Any] | None, last_position: int | None, last_hash: str | None
 ) -> None:
     """The stored head must be the namespace's last row, or the log is not extended."""
-    if head is None and last_position is None:
-        return
+    if last_position is None and (head is None or head[0] == 0):
+        return  # nothing stored, or a heads record of an emptied namespace
     if head is not None and (head[0], head[1]) == (last_position, last_hash):
         return
     if head is None:
@@ -644,6 +738,22 @@ def _stored_by_id(conn: Connection, event_ids: list[str]) -> dict[str, StoredEve
     return found
 
 
+@contextmanager
+def _lenient_text(conn: Connection) -> Iterator[None]:
+    """On SQLite, let text that is not UTF-8 (written behind the store's back) reach the chain
+    check as undecodable characters instead of failing the whole read."""
+    raw = conn.connection.dbapi_connection
+    if conn.dialect.name != "sqlite" or raw is None:
+        yield
+        return
+    saved = raw.text_factory
+    raw.text_factory = lambda data: data.decode("utf-8", "surrogateescape")
+    try:
+        yield
+    finally:
+        raw.text_factory = saved
+
+
 def _walk(conn: Connection, namespace: str) -> Iterator[StoredEvent]:
     """Every row of ``namespace`` in position order, fetched a page at a time."""
     after = 0
@@ -660,16 +770,48 @@ def _walk(conn: Connection, namespace: str) -> Iterator[StoredEvent]:
         after = page[-1].global_position
 
 
-def _head_mismatch(walk: ChainCheck, head: Row[Any] | None) -> int | None:
+def _head_fault(
+    conn: Connection, namespace: str, walk: ChainCheck, head: Row[Any] | None
+) -> LogFault | None:
+    """Where the heads record and a verified walk of the rows part, if they do."""
     if head is None:
-        return walk.last_position or None
+        if not walk.count:
+            return None
+        return LogFault(walk.last_position, "the namespace's heads record is missing")
     if (head.last_position, head.last_hash, head.event_count) == (
         walk.last_position,
         walk.last_hash,
         walk.count,
     ):
         return None
-    return max(head.last_position, walk.last_position)
+    column = schema.events.c
+    if walk.last_position > head.last_position:
+        first_extra = conn.execute(
+            select(func.min(column.global_position)).where(
+                column.namespace == namespace, column.global_position > head.last_position
+            )
+        ).scalar()
+        return LogFault(
+            int(first_extra or 0), "rows follow the position the heads record names (rows added)"
+        )
+    if walk.last_position < head.last_position:
+        taken = set(
+            conn.execute(
+                select(column.global_position).where(
+                    column.namespace != namespace,
+                    column.global_position > walk.last_position,
+                    column.global_position <= head.last_position,
+                )
+            ).scalars()
+        )
+        missing = next(
+            (p for p in range(walk.last_position + 1, head.last_position + 1) if p not in taken),
+            head.last_position,
+        )
+        return LogFault(
+            missing, f"the heads record ends at {head.last_position} (rows at the end are gone)"
+        )
+    return LogFault(walk.last_position, "the heads record does not match the last row")
 
 
 def _columns(row: StoredEvent) -> dict[str, Any]:

@@ -125,3 +125,9 @@ def test_bench_mcp_times_tool_calls_over_stdio_and_http(tmp_path: Path) -> None:
         assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["max_ms"] and row["n"] == 5
         assert row["transport"] == "in-process" or row["server_cpu_ms"] >= 0  # 10 ms ticks
     assert report["sizes"]["turns"] == 40 and report["target"]["http_p50_ms_max"] == 10
+
+
+def test_bench_inputs_refuses_or_answers_every_case_in_time(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_inputs", "--repeat", "1", "--budget", "5")
+    assert {row["pass"] for row in report["cases"]} == {"yes"}
+    assert any(row["expected"] == "InvalidInputError" for row in report["cases"])

@@ -104,7 +104,7 @@ async def typed_errors(client: Client, card: str) -> None:
     assert ghost == "UnknownIdError: unknown event id 'evt_gone'"
     reused = await fail(client, "record_memory_use", receipt_id="answer-1", event_ids=[])
     assert (
-        reused == "StrataGateError: receipt id 'answer-1' was already used for different memories"
+        reused == "ReceiptConflictError: receipt id 'answer-1' was already used for different memories"
     )
     refused = await fail(client, "search_events", query="pnpm", namespace="someone-else")
     assert refused.startswith("AccessDeniedError: namespace 'someone-else' is not served here")
@@ -243,8 +243,9 @@ def test_http_restart_resumes_the_same_memory(database: Path) -> None:
         async with server.client() as client:
             expanded = await call(client, "expand_event", event_id=loop["card"])
             assert expanded["event"]["weight"]["pinned"] is True
-            again = await call(client, "append_turn", user="x", assistant="y",
-                               receipt_id="after-sample")  # fmt: skip
+            again = await call(client, "append_turn", user="One more: we ship Friday.",
+                               assistant="Noted.", receipt_id="after-sample",
+                               thread_id="field-notes")  # fmt: skip
             assert again["duplicate"] is True
             raw = await call(client, "search_raw_memory", query="we ship Friday")
             assert "Friday" in raw["hits"][0]["message"]["content"]

@@ -31,7 +31,8 @@ def test_a_namespace_lives_on_postgres(postgres_schema_url: str) -> None:
     ) as again:  # hydrates from the snapshot
         assert again.revision == revision and again.turn == 6
         assert again.get_event(hits[0].id).weight.mention_count == 2
-        assert again.append_turn("more", "ok", receipt_id="t0").duplicate
+        retry = again.append_turn("we decided the app uses npm", "ok", receipt_id="t0")
+        assert retry.duplicate  # a retry of the same turn; other content would be a conflict
         with pytest.raises(WriterBusyError):  # one writer per namespace: the second is refused
             StrataGate.open(postgres_schema_url, "pg")
         again.append_turn("from again", "ok")

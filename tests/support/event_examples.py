@@ -125,6 +125,7 @@ def examples(text: str) -> dict[str, dict[str, Any]]:
         },
         "MemoryUseRecorded": {"receipt": UsageReceipt(id="r1", event_ids=["evt_1"], created_at=AT)},
         "EventPinned": {"event_id": "evt_1"},
+        "LogCheckpointed": {"position": 7, "head_hash": "a" * 64, "seal": "b" * 64},
         "EventUnpinned": {"event_id": "evt_1"},
         "EventForgotten": {"event_id": "evt_1"},
         "EventRestored": {"event_id": "evt_1"},

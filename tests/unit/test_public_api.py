@@ -86,7 +86,8 @@ METHODS = {
     "fail_element_projection": "job_id error",
     "recall_context": "query thread_id max_events max_elements token_budget",
     "history": "since limit",
-    "verify": "",
+    "verify": "anchor",
+    "checkpoint": "",
     "state_at": "position",
     "import_external_memory": "document decide top_k",
     "undo_import": "batch_id",
@@ -104,7 +105,9 @@ DEFAULTS = {
     ("import_external_memory", "top_k"): 5,
     ("append_turn", "wait"): True,
     ("history", "since"): 0,
-    ("history", "limit"): None,
+    "history": "since limit",
+    "verify": "anchor",
+    "checkpoint": "",
 }
 
 

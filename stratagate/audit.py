@@ -1,0 +1,231 @@
+"""Verifying a namespace's log: the hash chain, the heads record, every stored snapshot and a
+full replay — reported, never raised. An audit only reads: it appends nothing and takes no lease.
+
+Whatever the damage (edited, deleted, inserted or reordered rows, a lost heads record, a
+truncated log under a snapshot, undecodable payloads, unknown event types, events that name
+what the log does not hold, a forged snapshot), ``verify_log`` returns a ``VerifyReport`` with
+``ok=False``, the first bad global position and a one-line reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from projections.replay import PAGE_SIZE, apply_at, decode_at, restore_snapshot
+from projections.state import NamespaceState
+from stratagate.anchors import Anchor, anchor_fault, checkpoint_key, make_anchor
+from stratagate.core.timeutil import format_utc
+from stratagate.errors import InvalidInputError, LogIntegrityError
+from stratagate.events import LogCheckpointed
+from stratagate.results import VerifyReport
+from stratagate.store import EventStore
+from stratagate.store.records import LogFault
+
+SNAPSHOT_KEYS = ("inline", "sealer", "extractor", "projector", "weights")
+"""The snapshots runtimes keep of a namespace: the inline runtime's, and one per Ray role."""
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Read-model digests some host claims for the log up to ``position``."""
+
+    position: int
+    digests: dict[str, str]
+    label: str
+    """``"live"`` for an open memory's models, else the snapshot's name."""
+
+
+def namespace_exists(store: EventStore, namespace: str) -> bool:
+    """Whether anything of ``namespace`` is stored: a row, a heads record or a snapshot (after
+    damage any of them may be the only trace left)."""
+    if store.read(namespace, limit=1) or store.count(namespace):
+        return True
+    return any(store.load_snapshot(namespace, key) is not None for key in SNAPSHOT_KEYS)
+
+
+def take_anchor(store: EventStore, namespace: str, at: datetime) -> Anchor:
+    """The anchor of the namespace's head now, sealed when a checkpoint key is set. The head
+    is checked against the last row first: a broken head is no anchor."""
+    store.check_head(namespace)
+    head = store.head(namespace)
+    rows = store.read(namespace, after=head - 1, limit=1) if head else []
+    return make_anchor(
+        namespace, rows[0] if rows else None, store.count(namespace), at, checkpoint_key()
+    )
+
+
+def verify_log(
+    store: EventStore,
+    namespace: str,
+    live: Sequence[tuple[int, dict[str, str]]] = (),
+    *,
+    anchor: Anchor | None = None,
+    snapshot_keys: Iterable[str] = SNAPSHOT_KEYS,
+) -> VerifyReport:
+    """The chain and heads record, the ``anchor`` when given (the log must still extend it),
+    then every usable snapshot and the ``live`` models (each host's position and digests)
+    compared with a full replay of the log."""
+    fault = store.find_fault(namespace)
+    if fault is None and anchor is not None:
+        fault = _anchor_fault(store, namespace, anchor)
+    if fault is not None:
+        return _failed(
+            fault.position,
+            f"the log breaks at global position {fault.position}: {fault.reason}",
+            chain_ok=False,
+        )
+    checkpoints = [Checkpoint(position, dict(d), "live") for position, d in live]
+    for key in snapshot_keys:
+        found = _snapshot_checkpoint(store, namespace, key)
+        if isinstance(found, VerifyReport):
+            return found
+        if found is not None:
+            checkpoints.append(found)
+    return _replay_against(store, namespace, checkpoints)
+
+
+def _anchor_fault(store: EventStore, namespace: str, anchor: Anchor) -> LogFault | None:
+    if anchor.namespace != namespace:
+        raise InvalidInputError(
+            f"the anchor is of namespace {anchor.namespace!r}, not {namespace!r}"
+        )
+    rows = store.read(namespace, after=max(0, anchor.position - 1), limit=1)
+    found = rows[0] if rows and rows[0].global_position == anchor.position else None
+    return anchor_fault(anchor, found, store.head(namespace), checkpoint_key())
+
+
+def _snapshot_checkpoint(
+    store: EventStore, namespace: str, key: str
+) -> Checkpoint | VerifyReport | None:
+    """The digests a stored snapshot claims, or the report of why it cannot be right."""
+    snapshot = store.load_snapshot(namespace, key)
+    if snapshot is None:
+        return None  # a snapshot is a cache: never having written one is normal
+    state = restore_snapshot(snapshot)
+    if state is None:
+        from projections.replay import SNAPSHOT_FORMAT
+
+        if snapshot.model_version != SNAPSHOT_FORMAT:
+            return None  # an older format, ignored by every open
+        return _failed(
+            snapshot.position,
+            f"snapshot {key!r} at global position {snapshot.position} is corrupt (its data does "
+            "not decode or no longer has its digest); opens ignore it, delete it to clear this",
+        )
+    rows = store.read(namespace, after=max(0, snapshot.position - 1), limit=1)
+    if snapshot.position and (not rows or rows[0].global_position != snapshot.position):
+        return _failed(
+            snapshot.position,
+            f"snapshot {key!r} covers global position {snapshot.position}, which the log no "
+            "longer holds (the log was truncated or rewritten)",
+            chain_ok=False,
+        )
+    return Checkpoint(snapshot.position, state.digests(), f"snapshot {key!r}")
+
+
+def _replay_against(
+    store: EventStore, namespace: str, checkpoints: list[Checkpoint]
+) -> VerifyReport:
+    """Replay the whole log once, comparing each checkpoint's digests at its position."""
+    names = {name for checkpoint in checkpoints for name in checkpoint.digests}
+    state = NamespaceState(namespace, names or None)
+    pending = sorted(checkpoints, key=lambda checkpoint: checkpoint.position)
+    mismatched: set[str] = set()
+    checked, after = 0, 0
+    try:
+        while True:
+            rows = store.read(namespace, after=after, limit=PAGE_SIZE)
+            for row in rows:
+                while pending and pending[0].position < row.global_position:
+                    failure = _compare(state, pending.pop(0), mismatched)
+                    if failure is not None:
+                        return failure
+                recorded = decode_at(row)
+                apply_at(state, recorded)
+                checked += 1
+                if isinstance(recorded.event, LogCheckpointed):
+                    fault = _sealed_fault(store, namespace, recorded.event)
+                    if fault is not None:
+                        return _failed(fault.position, fault.reason, chain_ok=False)
+            if len(rows) < PAGE_SIZE:
+                break
+            after = rows[-1].global_position
+    except LogIntegrityError as exc:
+        position = exc.position if exc.position is not None else state.position
+        return _failed(
+            position, f"replay fails at global position {position}: {exc}", checked=checked
+        )
+    for checkpoint in pending:
+        failure = _compare(state, checkpoint, mismatched)
+        if failure is not None:
+            return failure
+    ok = not mismatched
+    return VerifyReport(
+        ok=ok,
+        first_bad_position=None,
+        chain_ok=True,
+        replay_ok=ok,
+        events_checked=checked,
+        mismatched_models=sorted(mismatched),
+        detail=""
+        if ok
+        else f"live read models differ from the replay: {', '.join(sorted(mismatched))}",
+    )
+
+
+def _sealed_fault(store: EventStore, namespace: str, sealed: LogCheckpointed) -> LogFault | None:
+    """A logged checkpoint must still name the row at its position (and, with the key, carry
+    the right seal): otherwise the log up to it was rewritten and re-hashed."""
+    anchor = Anchor(
+        namespace=namespace,
+        position=sealed.position,
+        head_hash=sealed.head_hash,
+        event_count=0,
+        created_at=format_utc(sealed.at),
+        seal=sealed.seal,
+    )
+    rows = store.read(namespace, after=max(0, sealed.position - 1), limit=1)
+    found = rows[0] if rows and rows[0].global_position == sealed.position else None
+    fault = anchor_fault(anchor, found, store.head(namespace), checkpoint_key())
+    if fault is None:
+        return None
+    return LogFault(fault.position, f"a logged checkpoint fails: {fault.reason}")
+
+
+def _compare(
+    state: NamespaceState, checkpoint: Checkpoint, mismatched: set[str]
+) -> VerifyReport | None:
+    """Record a live mismatch; a snapshot that disagrees with the replay fails at once."""
+    rebuilt = state.digests()
+    wrong = sorted(name for name, d in checkpoint.digests.items() if rebuilt.get(name) != d)
+    if not wrong or checkpoint.label == "live":
+        mismatched.update(wrong)
+        return None
+    return VerifyReport(
+        ok=False,
+        first_bad_position=checkpoint.position,
+        chain_ok=True,
+        replay_ok=False,
+        events_checked=0,
+        mismatched_models=wrong,
+        detail=(
+            f"{checkpoint.label} at global position {checkpoint.position} differs from the "
+            f"replay ({', '.join(wrong)}): the snapshot was forged or the log rewritten"
+        ),
+    )
+
+
+def _failed(position: int, detail: str, *, chain_ok: bool = True, checked: int = 0) -> VerifyReport:
+    return VerifyReport(
+        ok=False,
+        first_bad_position=position,
+        chain_ok=chain_ok,
+        replay_ok=False,
+        events_checked=checked,
+        detail=" ".join(detail.split()),
+    )
+
+
+__all__ = ["SNAPSHOT_KEYS", "Checkpoint", "namespace_exists", "take_anchor", "verify_log"]
