@@ -104,7 +104,8 @@ async def typed_errors(client: Client, card: str) -> None:
     assert ghost == "UnknownIdError: unknown event id 'evt_gone'"
     reused = await fail(client, "record_memory_use", receipt_id="answer-1", event_ids=[])
     assert (
-        reused == "ReceiptConflictError: receipt id 'answer-1' was already used for different memories"
+        reused
+        == "ReceiptConflictError: receipt id 'answer-1' was already used for different memories"
     )
     refused = await fail(client, "search_events", query="pnpm", namespace="someone-else")
     assert refused.startswith("AccessDeniedError: namespace 'someone-else' is not served here")
@@ -149,7 +150,7 @@ def test_stdio_runs_the_gate_loop_on_the_sample_and_resumes_after_a_restart(
             turn = sample_turns()[0]
             duplicate = await call(
                 client, "append_turn", user=turn.user, assistant=turn.assistant,
-                receipt_id=turn.receipt_id,
+                thread_id=turn.thread_id, receipt_id=turn.receipt_id,
             )  # fmt: skip
             assert duplicate["duplicate"] is True
             batch = await call(

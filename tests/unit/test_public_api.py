@@ -105,9 +105,8 @@ DEFAULTS = {
     ("import_external_memory", "top_k"): 5,
     ("append_turn", "wait"): True,
     ("history", "since"): 0,
-    "history": "since limit",
-    "verify": "anchor",
-    "checkpoint": "",
+    ("history", "limit"): None,
+    ("verify", "anchor"): None,
 }
 
 
