@@ -640,6 +640,24 @@ def _sqlite_read_only_engine(path: Path) -> Engine:
     return engine
 
 
+def _enter_wal(cursor: sqlite3.Cursor) -> None:
+    """Put the file in WAL mode. Switching a new file takes an exclusive lock, and SQLite
+    answers SQLITE_BUSY at once, without its busy handler, to a connection that asks while
+    another one (a thread or process opening the same new file) is switching it: retry until
+    the busy timeout."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    pause = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 def _install_sqlite_hooks(engine: Engine, *, file_backed: bool) -> None:
     """SQLAlchemy, not the sqlite3 module, emits BEGIN: IMMEDIATE for writers, DEFERRED else.
 
@@ -654,7 +672,7 @@ def _install_sqlite_hooks(engine: Engine, *, file_backed: bool) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
         if file_backed:
-            cursor.execute("PRAGMA journal_mode = WAL")
+            _enter_wal(cursor)
             cursor.execute(f"PRAGMA synchronous = {SQLITE_SYNCHRONOUS}")
         cursor.close()
 

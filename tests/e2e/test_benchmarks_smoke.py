@@ -61,7 +61,11 @@ def test_bench_ingest_ingests_and_verifies(tmp_path: Path) -> None:
     assert report["memory"]["blocks"] >= report["sizes"]["turns"] // 12
     assert [row["turns"] for row in report["results"]] == ["all", "first 10%", "last 10%"]
     assert set(report["last_over_first"]) == {"p50_ms", "p95_ms", "mean_ms"}
-    assert 1 <= report["statements_per_turn"] < 20 and report["catch_up_reads_per_turn"] == 0
+    assert 1 <= report["statements_per_turn"] < 20
+    # the log is read at open (the hydration's tail, then once more on taking the writer
+    # lease), never again per turn: the writer folds its own appends
+    catch_up_reads = report["catch_up_reads_per_turn"] * report["sizes"]["turns"]
+    assert round(catch_up_reads) <= 2
 
 
 def test_bench_ingest_batches_per_conversation_in_memory(tmp_path: Path) -> None:
