@@ -16,6 +16,7 @@ import orjson
 from projections.state import NamespaceState, resolve_components, snapshot_digest
 from stratagate.core.timeutil import format_utc, utc_now
 from stratagate.events import Recorded, decode
+from stratagate.events.keyring import keys_for
 from stratagate.store import EventStore, Snapshot
 
 PAGE_SIZE = 2000
@@ -29,12 +30,13 @@ def iter_records(
 ) -> Iterator[Recorded]:
     """Decoded events of a namespace with ``after < position <= until``, in order, paged."""
     position = after
+    keys = keys_for(store, namespace)
     while True:
         rows = store.read(namespace, after=position, limit=PAGE_SIZE)
         for row in rows:
             if until is not None and row.global_position > until:
                 return
-            yield decode(row)
+            yield decode(row, keys)
         if len(rows) < PAGE_SIZE:
             return
         position = rows[-1].global_position

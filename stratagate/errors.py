@@ -44,6 +44,11 @@ class LogIntegrityError(StorageError):
         self.position = position
 
 
+class MasterKeyError(StorageError):
+    """The data keys are wrapped by a master key (``STRATAGATE_MASTER_KEY``) that is missing,
+    malformed or not the one they were wrapped with: no content is decrypted."""
+
+
 class SchemaVersionError(StorageError):
     """The database was written by a newer table layout than this code understands."""
 
@@ -84,6 +89,7 @@ __all__ = [
     "ChainVerificationError",
     "DrainTimeoutError",
     "InvalidInputError",
+    "MasterKeyError",
     "ModelError",
     "ModelResponseError",
     "ModelTimeoutError",

@@ -15,8 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-import orjson
-
 from projections.replay import iter_records, replay
 from stratagate.actors.inline_runtime import InlineRuntime
 from stratagate.actors.role import new_command_id
@@ -26,6 +24,8 @@ from stratagate.callbacks import invoke, validate_output
 from stratagate.core.timeutil import parse_datetime
 from stratagate.core.turn_input import check_thread_id, check_time, turn_messages
 from stratagate.errors import InvalidInputError, StorageError
+from stratagate.events.codec import open_data
+from stratagate.events.keyring import keys_for
 from stratagate.formats.external_memory import Decision, check_decision, parse_document
 from stratagate.messages import (
     AddEvents,
@@ -657,6 +657,7 @@ def read_history(store: EventStore, namespace: str, since: int = 0) -> list[Hist
     ``StrataGate.history`` returns; tools that must not open a writer read it this way)."""
     records: list[HistoryRecord] = []
     position = since
+    keys = keys_for(store, namespace)
     while True:
         rows = store.read(namespace, after=position, limit=2000)
         records.extend(
@@ -668,7 +669,7 @@ def read_history(store: EventStore, namespace: str, since: int = 0) -> list[Hist
                 type=row.event_type,
                 schema_version=row.schema_version,
                 recorded_at=row.recorded_at,
-                data=orjson.loads(row.payload),
+                data=open_data(row.event_type, row.payload, keys),
             )
             for row in rows
         )
