@@ -36,6 +36,9 @@ from stratagate.messages import (
     ClaimProjection,
     CompleteProjection,
     CurrentTurn,
+    EraseEvent,
+    EraseNamespace,
+    EraseThread,
     EventWeight,
     ExpandEvent,
     ExtractReady,
@@ -93,6 +96,7 @@ from stratagate.results import (
     AppendTurnsResult,
     BlockContextEntry,
     ElementHit,
+    ErasureReport,
     EventHit,
     ExpandedEvent,
     HistoryRecord,
@@ -469,6 +473,27 @@ class StrataGate:
     def _govern(self, action: Governance, event_id: str) -> EventCard:
         self._send(Govern(action=action, event_id=event_id))
         return self.get_event(event_id)
+
+    # -- erasure ----------------------------------------------------------------------------
+
+    def erase_thread(self, thread_id: str | None, *, reason: str) -> ErasureReport:
+        """Irreversibly erase a thread's content (turns, blocks, cards, facts) by destroying
+        its data keys; the log keeps its rows, which verify and read as ``[erased]``."""
+        return self._erase(EraseThread(thread_id=check_thread_id(thread_id), reason=reason))
+
+    def erase_event(self, event_id: str, *, reason: str) -> ErasureReport:
+        """Irreversibly erase one event card's text and the facts drawn from it."""
+        return self._erase(EraseEvent(event_id=event_id, reason=reason))
+
+    def erase_namespace(self, *, reason: str) -> ErasureReport:
+        """Irreversibly erase every content field of this namespace (all its data keys)."""
+        return self._erase(EraseNamespace(reason=reason))
+
+    def _erase(self, message: Message[ErasureReport]) -> ErasureReport:
+        report = self._send(message)
+        self._runtime.reload()
+        keys_for(self._store, self._namespace).forget()
+        return report
 
     # -- retrieval --------------------------------------------------------------------------
 
