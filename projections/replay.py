@@ -15,6 +15,7 @@ import orjson
 
 from projections.state import NamespaceState, resolve_components, snapshot_digest
 from stratagate.core.timeutil import format_utc, utc_now
+from stratagate.errors import LogIntegrityError
 from stratagate.events import Recorded, decode
 from stratagate.events.keyring import keys_for
 from stratagate.store import EventStore, Snapshot
@@ -86,7 +87,7 @@ def save_snapshot(store: EventStore, state: NamespaceState, key: str) -> Snapsho
         position=state.position,
         digest=snapshot_digest(data),
         model_version=SNAPSHOT_FORMAT,
-        payload=_compress(data),
+        payload=keys_for(store, state.namespace).seal_blob(f"snapshot:{key}", _compress(data)),
         created_at=format_utc(utc_now()),
     )
     store.save_snapshot(snapshot)
@@ -103,7 +104,13 @@ def load_snapshot(
     if snapshot is None or snapshot.model_version != SNAPSHOT_FORMAT:
         return None
     try:
-        data = _decompress(snapshot.payload)
+        payload = keys_for(store, namespace).open_blob(snapshot.payload)
+    except LogIntegrityError:  # a damaged snapshot is only a cache: replay instead
+        return None
+    if payload is None:  # its key was destroyed: the snapshot is gone with it
+        return None
+    try:
+        data = _decompress(payload)
         if snapshot_digest(data) != snapshot.digest:
             return None
         state = NamespaceState.restore(data)

@@ -38,6 +38,7 @@ from stratagate.store import DataKey, EventStore
 MASTER_KEY_ENV = "STRATAGATE_MASTER_KEY"
 ENCRYPTION_ENV = "STRATAGATE_ENCRYPTION"
 ENVELOPE = "$enc"
+BLOB_MAGIC = b"SGENC1"
 _NONCE = 12
 
 
@@ -94,6 +95,17 @@ class DataCipher:
         nonce = hmac.digest(self._nonce_key, plaintext, "sha256")[:_NONCE]
         blob = nonce + self._aead.encrypt(nonce, plaintext, self._aad)
         return {ENVELOPE: self.key_id, "c": base64.b64encode(blob).decode("ascii")}
+
+    def seal_blob(self, data: bytes) -> bytes:
+        nonce = os.urandom(_NONCE)
+        head = BLOB_MAGIC + bytes([len(self._aad)]) + self._aad
+        return head + nonce + self._aead.encrypt(nonce, data, self._aad)
+
+    def open_blob(self, body: bytes) -> bytes:
+        try:
+            return self._aead.decrypt(body[:_NONCE], body[_NONCE:], self._aad)
+        except InvalidTag as exc:
+            raise LogIntegrityError(f"a blob sealed with {self.key_id} does not decrypt") from exc
 
     def open(self, envelope: Mapping[str, Any]) -> Any:
         try:
@@ -183,6 +195,28 @@ class NamespaceKeys:
             except BaseException:
                 self.forget()  # keys that were not stored must not seal anything
                 raise
+
+    def seal_blob(self, name: str, data: bytes) -> bytes:
+        """``data`` (a snapshot) encrypted under the key ``name`` (random nonce), or ``data``
+        itself when encryption is off."""
+        if not self.keyring.encrypt:
+            return data
+        with self._lock:
+            cipher = self._cipher(name)
+            self._flush()
+        return cipher.seal_blob(data)
+
+    def open_blob(self, blob: bytes) -> bytes | None:
+        """The data of a ``seal_blob`` result (clear data passes through); ``None`` when its
+        key was destroyed."""
+        if not blob.startswith(BLOB_MAGIC):
+            return blob
+        size = blob[len(BLOB_MAGIC)]
+        start = len(BLOB_MAGIC) + 1
+        key_id = blob[start : start + size].decode()
+        with self._lock:
+            cipher = self._opener(key_id)
+        return None if cipher is None else cipher.open_blob(blob[start + size :])
 
     # -- opening ----------------------------------------------------------------------------
 
