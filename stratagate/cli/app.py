@@ -273,13 +273,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     command("stats", "commands:stats", "counts of everything in the namespace")
-    command("namespaces", "commands:namespaces", "every namespace in the database")
+    names = command(
+        "namespaces",
+        "erase:namespaces_command",
+        "every namespace in the database; `namespaces drop NS --yes` erases one",
+    )
+    names.add_argument("action", nargs="?", choices=["drop"], help="drop: erase NS for good")
+    names.add_argument("target", nargs="?", metavar="NS", help="the namespace to drop")
+    names.add_argument("--purge-rows", action="store_true", help="then delete its rows too")
+    erasure_options(names)
+
+    erase = command(
+        "erase",
+        "erase:erase",
+        "irreversibly erase a thread's, an event's or the namespace's content",
+    )
+    erase.add_argument(
+        "what", choices=["thread", "event", "namespace"], help="what to erase (of --namespace)"
+    )
+    erase.add_argument("id", nargs="?", help="the thread or event id")
+    erasure_options(erase)
 
     demo = command(
         "demo", "demo:demo", "ingest the bundled sample and show what it learned", demo=True
     )
     demo.add_argument("--fresh", action="store_true", help="delete the demo database first")
     return parser
+
+
+def erasure_options(parser: argparse.ArgumentParser) -> None:
+    """``--yes`` and ``--reason``, which every irreversible command takes."""
+    parser.add_argument("--yes", action="store_true", help="confirm: this cannot be undone")
+    parser.add_argument(
+        "--reason",
+        default="operator request (stratagate CLI)",
+        help="why, recorded in the log's …Erased event (default: %(default)s)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
