@@ -71,15 +71,21 @@ def encode_all(
 
 def sealed(payload: str | bytes) -> bool:
     """Whether a payload text holds encrypted content."""
-    return ('"$enc"' in payload) if isinstance(payload, str) else (b'"$enc"' in payload)
+    return ('"$sealed"' in payload) if isinstance(payload, str) else (b'"$sealed"' in payload)
 
 
 def open_data(event_type: str, payload: str | bytes, keys: NamespaceKeys | None) -> dict[str, Any]:
     """A payload as JSON data with its content decrypted (erased content redacted)."""
-    data: dict[str, Any] = orjson.loads(payload)
     if keys is not None and sealed(payload):
+        text = keys.open_text(payload) if isinstance(payload, str) else None
+        if text is not None:
+            opened: dict[str, Any] = orjson.loads(text)
+            return opened
+        data: dict[str, Any] = orjson.loads(payload)
         keys.open(event_type, data)
-    return data
+        return data
+    plain: dict[str, Any] = orjson.loads(payload)
+    return plain
 
 
 def decode_payload(
@@ -97,8 +103,11 @@ def decode_payload(
             f"{event_type} v{schema_version} is newer than this code (v{cls.schema_version})"
         )
     try:
-        encrypted = keys is not None and sealed(payload)
-        if schema_version == cls.schema_version and not encrypted:
+        if keys is not None and sealed(payload) and isinstance(payload, str):
+            opened = keys.open_text(payload)  # every key alive: the text with values in place
+            if opened is not None:
+                payload = opened
+        if schema_version == cls.schema_version and not sealed(payload):
             return cls.model_validate_json(payload)  # the common case: one pass of pydantic
         data = open_data(event_type, payload, keys)
     except ValidationError as exc:

@@ -17,7 +17,7 @@ event types that use it, so two writers never race to create one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,21 +113,22 @@ CONTENT: Mapping[str, tuple[Group, ...]] = {
 """Per domain event type, its content groups (types not named here carry no content)."""
 
 
-def objects_at(data: Any, path: Path) -> Iterator[dict[str, Any]]:
+def objects_at(data: Any, path: Path) -> list[dict[str, Any]]:
     """The objects of ``data`` at ``path`` (``*`` steps into each list item; missing or
     ``None`` steps yield nothing)."""
-    if not path:
-        if isinstance(data, dict):
-            yield data
-        return
-    head, rest = path[0], path[1:]
-    if head == "*":
-        if isinstance(data, list):
-            for item in data:
-                yield from objects_at(item, rest)
-        return
-    if isinstance(data, dict):
-        yield from objects_at(data.get(head), rest)
+    nodes: list[Any] = [data]
+    for step in path:
+        found: list[Any] = []
+        for node in nodes:
+            if step == "*":
+                if isinstance(node, list):
+                    found.extend(node)
+            elif isinstance(node, dict):
+                value = node.get(step)
+                if value is not None:
+                    found.append(value)
+        nodes = found
+    return [node for node in nodes if isinstance(node, dict)]
 
 
 def field_slots(obj: dict[str, Any], path: Path) -> tuple[dict[str, Any], str] | None:

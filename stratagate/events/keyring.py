@@ -1,13 +1,16 @@
 """Data keys of encrypted content: AES-GCM per key, kept in the store's key table, optionally
 wrapped by a master key, cached per store.
 
-A content field (``stratagate.events.content_fields``) is stored as the envelope
-``{"$enc": key_id, "c": base64(nonce ‖ ciphertext ‖ tag)}`` of its JSON value. The nonce is
-synthetic — the first 12 bytes of HMAC-SHA256(nonce key, plaintext) — so encrypting the same
-payload twice gives the same text: a retried append stays byte-identical (idempotent), and
-nonces never repeat for different plaintexts under one key. The key id is the additional
-authenticated data. A destroyed key (a tombstone in the key table) opens every field it
-sealed as that field's fixed redaction.
+A content field (``stratagate.events.content_fields``) is stored as a reference
+``{"$enc": key_id, "i": n}``: the ``n``-th value sealed under that key in this payload. The
+payload's top-level ``"$sealed"`` maps each key id to ``base64(nonce ‖ ciphertext ‖ tag)`` of
+the JSON list of its values — one AES-GCM operation per key and event, however many fields.
+The nonce is synthetic — the first 12 bytes of HMAC-SHA256(nonce key, plaintext) — so
+encrypting the same payload twice gives the same text: a retried append stays byte-identical
+(idempotent), and nonces never repeat for different plaintexts under one key (equal plaintexts
+under one key do show as equal ciphertexts). The key id is the additional authenticated data.
+A destroyed key (a tombstone in the key table) opens every field it sealed as that field's
+fixed redaction.
 
 ``STRATAGATE_MASTER_KEY`` (32 bytes, base64) wraps new data keys with AES-GCM; once keys are
 wrapped, opening them without that master key raises ``MasterKeyError``.
@@ -38,6 +41,12 @@ from stratagate.store import DataKey, EventStore
 MASTER_KEY_ENV = "STRATAGATE_MASTER_KEY"
 ENCRYPTION_ENV = "STRATAGATE_ENCRYPTION"
 ENVELOPE = "$enc"
+SEALED = "$sealed"
+_SEALED_START = '{"$sealed":{'
+"""How a sealed payload's canonical text starts (``$`` sorts before every other member)."""
+_REFERENCE_START = '{"$enc":'
+_INDEX = ',"i":'
+"""A content reference as canonical text writes it: ``{"$enc":"<key id>","i":<n>}``."""
 BLOB_MAGIC = b"SGENC1"
 _NONCE = 12
 
@@ -90,11 +99,14 @@ class DataCipher:
         self._aead = AESGCM(material)
         self._nonce_key = hmac.digest(material, b"stratagate synthetic nonce", "sha256")
 
-    def seal(self, value: Any) -> dict[str, str]:
-        plaintext = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    def seal(self, values: list[Any]) -> str:
+        """``values`` as one sealed text (synthetic nonce): their canonical JSON texts, one a
+        line (canonical JSON never holds a raw newline), so opening needs no JSON parse."""
+        plaintext = "\n".join(canonical_text(value) for value in values).encode()
         nonce = hmac.digest(self._nonce_key, plaintext, "sha256")[:_NONCE]
-        blob = nonce + self._aead.encrypt(nonce, plaintext, self._aad)
-        return {ENVELOPE: self.key_id, "c": base64.b64encode(blob).decode("ascii")}
+        return binascii.b2a_base64(
+            nonce + self._aead.encrypt(nonce, plaintext, self._aad), newline=False
+        ).decode("ascii")
 
     def seal_blob(self, data: bytes) -> bytes:
         nonce = os.urandom(_NONCE)
@@ -107,12 +119,39 @@ class DataCipher:
         except InvalidTag as exc:
             raise LogIntegrityError(f"a blob sealed with {self.key_id} does not decrypt") from exc
 
-    def open(self, envelope: Mapping[str, Any]) -> Any:
+    def open_texts(self, text: Any) -> list[str]:
+        """The canonical JSON texts of the values of a ``seal`` text."""
         try:
-            blob = base64.b64decode(envelope["c"])
-            return orjson.loads(self._aead.decrypt(blob[:_NONCE], blob[_NONCE:], self._aad))
-        except (InvalidTag, KeyError, TypeError, ValueError, binascii.Error) as exc:
+            blob = binascii.a2b_base64(text)
+            plaintext = self._aead.decrypt(blob[:_NONCE], blob[_NONCE:], self._aad)
+        except (InvalidTag, TypeError, ValueError, binascii.Error) as exc:
             raise LogIntegrityError(f"content sealed with {self.key_id} does not decrypt") from exc
+        return plaintext.decode().split("\n")
+
+    def open(self, text: Any) -> list[Any]:
+        """The values of a ``seal`` text."""
+        try:
+            return [orjson.loads(value) for value in self.open_texts(text)]
+        except orjson.JSONDecodeError as exc:
+            raise LogIntegrityError(f"content sealed with {self.key_id} is not JSON") from exc
+
+
+def canonical_text(value: Any) -> str:
+    """``value`` as canonical JSON text (sorted keys), as it stands in a stored payload."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _resolve(opened: Mapping[str, list[Any] | None], ref: Mapping[str, Any], redaction: Any) -> Any:
+    """The value a field reference names, or the field's redaction when its key is gone."""
+    key_id, index = ref.get(ENVELOPE), ref.get("i")
+    if not isinstance(key_id, str) or key_id not in opened or not isinstance(index, int):
+        raise LogIntegrityError(f"a content field refers to {key_id!r}, which the row did not seal")
+    values = opened[key_id]
+    if values is None:
+        return redaction
+    if not 0 <= index < len(values):
+        raise LogIntegrityError(f"a content field refers to value {index} of {key_id!r}: none")
+    return values[index]
 
 
 def _name_of(key_id: str) -> tuple[str, int]:
@@ -144,14 +183,25 @@ class NamespaceKeys:
             return
         with self._lock:
             for groups, data in todo:
+                sealed: dict[str, tuple[DataCipher, list[Any]]] = {}
                 for group in groups:
                     for obj in objects_at(data, group.at):
-                        cipher = self._cipher(group.scope(data, obj))
+                        name = group.scope(data, obj)
                         for path in group.fields:
                             slot = field_slots(obj, path)
-                            if slot is not None:
-                                holder, name = slot
-                                holder[name] = cipher.seal(holder[name])
+                            if slot is None:
+                                continue
+                            entry = sealed.get(name)
+                            if entry is None:
+                                entry = sealed[name] = (self._cipher(name), [])
+                            cipher, values = entry
+                            holder, field = slot
+                            values.append(holder[field])
+                            holder[field] = {ENVELOPE: cipher.key_id, "i": len(values) - 1}
+                if sealed:
+                    data[SEALED] = {
+                        cipher.key_id: cipher.seal(values) for cipher, values in sealed.values()
+                    }
             self._flush()
 
     def _cipher(self, name: str) -> DataCipher:
@@ -223,21 +273,58 @@ class NamespaceKeys:
     def open(self, event_type: str, data: dict[str, Any]) -> None:
         """Decrypt the content fields of ``data`` in place; a destroyed key's fields read as
         their redaction."""
+        sealed = data.pop(SEALED, None)
         groups = CONTENT.get(event_type)
-        if not groups:
+        if not sealed or not groups:
             return
         with self._lock:
-            for group in groups:
-                for obj in objects_at(data, group.at):
-                    for path, redaction in group.fields.items():
-                        slot = field_slots(obj, path)
-                        if slot is None:
-                            continue
-                        holder, name = slot
-                        value = holder[name]
-                        if isinstance(value, dict) and ENVELOPE in value:
-                            cipher = self._opener(value[ENVELOPE])
-                            holder[name] = redaction if cipher is None else cipher.open(value)
+            opened: dict[str, list[Any] | None] = {}
+            for key_id, text in sealed.items():
+                cipher = self._opener(key_id)
+                opened[key_id] = None if cipher is None else cipher.open(text)
+        for group in groups:
+            for obj in objects_at(data, group.at):
+                for path, redaction in group.fields.items():
+                    slot = field_slots(obj, path)
+                    if slot is None:
+                        continue
+                    holder, field = slot
+                    ref = holder[field]
+                    if isinstance(ref, dict) and ENVELOPE in ref:
+                        holder[field] = _resolve(opened, ref, redaction)
+
+    def open_text(self, payload: str) -> str | None:
+        """The payload text with every content reference replaced by its value (no parse: the
+        fast path of replay), or ``None`` when a key was destroyed or the text is not in the
+        shape this pass knows (then ``open`` does it by the table)."""
+        if not payload.startswith(_SEALED_START):
+            return None
+        end = payload.find("}", len(_SEALED_START))  # base64 has no braces
+        try:
+            sealed = orjson.loads(payload[len(_SEALED_START) - 1 : end + 1])
+        except orjson.JSONDecodeError:  # a key id with a brace in it: take the slow path
+            return None
+        texts: dict[str, list[str]] = {}
+        with self._lock:
+            for key_id, text in sealed.items():
+                cipher = self._opener(key_id)
+                if cipher is None:
+                    return None
+                texts[canonical_text(key_id)] = cipher.open_texts(text)
+        rest = payload[end + 2 :] if payload[end + 1 : end + 2] == "," else payload[end + 1 :]
+        parts = rest.split(_REFERENCE_START)
+        out = ["{", parts[0]]
+        for part in parts[1:]:  # each: '"key id","i":N}' and the text up to the next reference
+            close = part.find("}")
+            head = part[:close]
+            comma = head.rfind(_INDEX)
+            values = texts.get(head[:comma])
+            index = head[comma + len(_INDEX) :]
+            if values is None or not index.isdigit() or int(index) >= len(values):
+                return None  # not a reference this row sealed: the slow path decides
+            out.append(values[int(index)])
+            out.append(part[close + 1 :])
+        return "".join(out)
 
     def _opener(self, key_id: Any) -> DataCipher | None:
         if key_id in self._ciphers:
@@ -358,6 +445,7 @@ __all__ = [
     "ENCRYPTION_ENV",
     "ENVELOPE",
     "MASTER_KEY_ENV",
+    "SEALED",
     "DataCipher",
     "Keyring",
     "MasterKey",
