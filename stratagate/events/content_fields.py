@@ -98,7 +98,7 @@ CONTENT: Mapping[str, tuple[Group, ...]] = {
     "ExtractionFailed": (Group((), block_key, {("error",): ERASED}),),
     "EventAdded": (Group(("event",), card_key, CARD),),
     "ExternalImportRecorded": (
-        Group((), block_key, SUMMARY),
+        Group((), block_key, {**SUMMARY, ("source",): ERASED}),
         Group(("messages", "*"), block_key, MESSAGE),
     ),
     "ProjectionCompleted": (
