@@ -180,11 +180,14 @@ def main() -> None:
         name: {
             "turns_per_s": turn_count / r.elapsed,
             "elapsed_s": r.elapsed,
+            "cpu_s": r.cpu,
             "verified": r.verified,
         }
         for name, r in runs.items()
     }
-    cost = runs["on"].elapsed / runs["off"].elapsed if {"on", "off"} <= runs.keys() else None
+    both = {"on", "off"} <= runs.keys()
+    cost = runs["on"].elapsed / runs["off"].elapsed if both else None
+    cpu_cost = runs["on"].cpu / runs["off"].cpu if both else None
     out = write_report(
         "bench_ingest",
         args.out,
