@@ -56,6 +56,8 @@ def check_erased(memory: StrataGate) -> None:
     secret_cards = [c for c in cards if c.source_block_id in secret_ids]
     public_cards = [c for c in cards if c.source_block_id not in secret_ids]
     assert secret_cards and all(c.title == ERASED and c.quotes == [] for c in secret_cards)
+    hits = {hit.event.id for hit in memory.search_events("erased", limit=50)}
+    assert not hits & {c.id for c in secret_cards}  # erased cards leave retrieval
     assert public_cards and all(PUBLIC in c.summary for c in public_cards)
     facts = {e.name: [f.value for f in e.facts] for e in memory.list_elements()}
     assert facts["Apollo"] == [ERASED]
