@@ -188,6 +188,11 @@ def ensure_layout(
         upgrades[version](conn)
     if found < target:
         conn.execute(meta.update().where(meta.c.key == "layout_version").values(value=str(target)))
+    elif found == LAYOUT_VERSION == 2:
+        # layout 2 was not released before its keys and purges tables joined it: a database
+        # made at layout 2 by earlier development code gets them here
+        keys.create(conn, checkfirst=True)
+        purges.create(conn, checkfirst=True)
     return found
 
 
