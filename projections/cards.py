@@ -7,6 +7,7 @@ that an import can be undone by an appended event.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, Self
 
 from pydantic import Field
@@ -15,6 +16,7 @@ from projections.read_model import ReadModel, Record, dump_records, handles, loa
 from stratagate.events import (
     EventAdded,
     EventArchived,
+    EventErased,
     EventForgotten,
     EventMerged,
     EventRestored,
@@ -22,7 +24,9 @@ from stratagate.events import (
     ExternalImportRecorded,
     ExternalImportUndone,
     ExtractionSucceeded,
+    NamespaceErased,
     Recorded,
+    ThreadErased,
 )
 from stratagate.events.payloads import convert
 from stratagate.models import EventCard, EventStatus, UtcDatetime
@@ -43,6 +47,8 @@ class EventRecord(Record):
     origin: Literal["extraction", "manual", "import"]
     import_batch_id: str | None = None
     merged_sources: list[str] = Field(default_factory=list)
+    erased: bool = False
+    """Its text was erased (crypto-shredding): it reads ``[erased]`` and leaves retrieval."""
 
 
 class ImportRecord(Record):
@@ -122,6 +128,13 @@ class EventsModel(ReadModel):
         record.prior_status = None
         record.updated_at = event.at
 
+    @handles(ThreadErased, EventErased, NamespaceErased)
+    def _erased(self, event: ThreadErased | EventErased | NamespaceErased, _: Recorded) -> None:
+        for event_id in erased_card_ids(event, self.records):
+            record = self.records[event_id]
+            record.erased = True
+            record.updated_at = event.at
+
     @handles(ExternalImportRecorded)
     def _import(self, event: ExternalImportRecorded, _: Recorded) -> None:
         self.imports[event.batch_id] = ImportRecord(
@@ -173,7 +186,7 @@ class EventsModel(ReadModel):
     def retrievable(self, event_id: str) -> bool:
         """Whether search and recall may return the card."""
         record = self.records.get(event_id)
-        return record is not None and record.status in RETRIEVABLE
+        return record is not None and record.status in RETRIEVABLE and not record.erased
 
     def imported_hashes(self) -> set[str]:
         """Content hashes of every item of every import that is not undone."""
@@ -209,4 +222,28 @@ def touched_event_ids(event: object) -> list[str]:
     return []
 
 
-__all__ = ["RETRIEVABLE", "EventRecord", "EventsModel", "ImportRecord", "touched_event_ids"]
+def erased_card_ids(
+    event: ThreadErased | EventErased | NamespaceErased, records: Mapping[str, EventRecord]
+) -> list[str]:
+    """The cards an erasure took: every card for a namespace, else those whose key it
+    destroyed (``event:<id>@<n>``) and, for ``EventErased``, its card."""
+    if isinstance(event, NamespaceErased):
+        return list(records)
+    ids = {
+        key_id.removeprefix("event:").rpartition("@")[0]
+        for key_id in event.keys
+        if key_id.startswith("event:")
+    }
+    if isinstance(event, EventErased):
+        ids.add(event.event_id)
+    return [event_id for event_id in records if event_id in ids]
+
+
+__all__ = [
+    "RETRIEVABLE",
+    "EventRecord",
+    "EventsModel",
+    "ImportRecord",
+    "erased_card_ids",
+    "touched_event_ids",
+]

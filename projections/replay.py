@@ -15,8 +15,9 @@ import orjson
 
 from projections.state import NamespaceState, resolve_components, snapshot_digest
 from stratagate.core.timeutil import format_utc, utc_now
-from stratagate.errors import LogIntegrityError
+from stratagate.errors import LogIntegrityError, MasterKeyError
 from stratagate.events import Recorded, decode
+from stratagate.events.keyring import NamespaceKeys, keys_for
 from stratagate.store import GENESIS_HASH, EventStore, Snapshot, StoredEvent
 from stratagate.store.chain import row_fault
 
@@ -37,6 +38,7 @@ def iter_records(
     """
     prev_hash = GENESIS_HASH if after == 0 else _hash_at(store, namespace, after)
     position = after
+    keys = keys_for(store, namespace)
     while True:
         rows = store.read(namespace, after=position, limit=PAGE_SIZE)
         for row in rows:
@@ -50,7 +52,7 @@ def iter_records(
                     row.global_position,
                 )
             prev_hash = row.hash
-            yield decode_at(row)
+            yield decode_at(row, keys)
         if len(rows) < PAGE_SIZE:
             return
         position = rows[-1].global_position
@@ -68,10 +70,13 @@ def _hash_at(store: EventStore, namespace: str, position: int) -> str:
     return rows[0].hash
 
 
-def decode_at(row: StoredEvent) -> Recorded:
-    """``decode(row)``, with a row that does not decode reported as log damage at its position."""
+def decode_at(row: StoredEvent, keys: NamespaceKeys | None = None) -> Recorded:
+    """``decode(row, keys)``, with a row that does not decode reported as log damage at its
+    position (a missing or wrong master key stays a ``MasterKeyError``: the log is sound)."""
     try:
-        return decode(row)
+        return decode(row, keys)
+    except MasterKeyError:
+        raise
     except Exception as exc:  # any way a payload fails to decode is damage, never a crash
         raise LogIntegrityError(
             f"the {_type_name(row)} event at global position {row.global_position} cannot be "
@@ -149,7 +154,7 @@ def save_snapshot(store: EventStore, state: NamespaceState, key: str) -> Snapsho
         position=state.position,
         digest=snapshot_digest(data),
         model_version=SNAPSHOT_FORMAT,
-        payload=_compress(data),
+        payload=keys_for(store, state.namespace).seal_blob(f"snapshot:{key}", _compress(data)),
         created_at=format_utc(utc_now()),
     )
     store.save_snapshot(snapshot)
@@ -163,19 +168,26 @@ def load_snapshot(
     models. The digest is taken over the stored data, not the restored models: that restores
     are exact is what the replay state machine test checks after every step."""
     snapshot = store.load_snapshot(namespace, key)
-    state = None if snapshot is None else restore_snapshot(snapshot)
+    state = None if snapshot is None else restore_snapshot(snapshot, keys_for(store, namespace))
     if state is None or state.components != resolve_components(components):
         return None
     return state
 
 
-def restore_snapshot(snapshot: Snapshot) -> NamespaceState | None:
-    """The state a snapshot holds, or ``None`` when it is of another format or its data does
-    not decode or no longer has the recorded digest (a snapshot is a cache: never trusted)."""
+def restore_snapshot(snapshot: Snapshot, keys: NamespaceKeys) -> NamespaceState | None:
+    """The state a snapshot holds (opened with ``keys``), or ``None`` when it is of another
+    format, its key was destroyed, or its data does not decode or no longer has the recorded
+    digest (a snapshot is a cache: never trusted)."""
     if snapshot.model_version != SNAPSHOT_FORMAT:
         return None
     try:
-        data = _decompress(snapshot.payload)
+        payload = keys.open_blob(snapshot.payload)
+    except LogIntegrityError:  # a damaged snapshot is only a cache: replay instead
+        return None
+    if payload is None:  # its key was destroyed: the snapshot is gone with it
+        return None
+    try:
+        data = _decompress(payload)
         if snapshot_digest(data) != snapshot.digest:
             return None
         return NamespaceState.restore(data)

@@ -33,7 +33,7 @@ from datetime import datetime
 from typing import Any, Literal, Self
 
 from projections.blocks import BlocksModel, thread_key
-from projections.cards import EventsModel, touched_event_ids
+from projections.cards import EventsModel, erased_card_ids, touched_event_ids
 from projections.element_facts import ElementRecord, ElementsModel
 from projections.inverted import InvertedIndex
 from projections.read_model import ReadModel, handles
@@ -51,14 +51,17 @@ from stratagate.events import (
     DomainEvent,
     EventAdded,
     EventArchived,
+    EventErased,
     EventForgotten,
     EventMerged,
     EventRestored,
     EventSuperseded,
     ExternalImportUndone,
     ExtractionSucceeded,
+    NamespaceErased,
     ProjectionCompleted,
     Recorded,
+    ThreadErased,
     TurnAppended,
 )
 from stratagate.events.payloads import FactData, MessageData
@@ -211,6 +214,11 @@ class SearchIndex(ReadModel):
     )
     def _event_changed(self, event: DomainEvent, _: Recorded) -> None:
         self._sync_events(touched_event_ids(event))
+
+    @handles(ThreadErased, EventErased, NamespaceErased)
+    def _erased(self, event: ThreadErased | EventErased | NamespaceErased, _: Recorded) -> None:
+        assert self._events_model is not None
+        self._sync_events(erased_card_ids(event, self._events_model.records))
 
     @handles(ExternalImportUndone)
     def _import_undone(self, event: ExternalImportUndone, _: Recorded) -> None:

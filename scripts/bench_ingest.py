@@ -12,7 +12,11 @@ offline`` (default) uses the bundled heuristics; ``none`` seals with determinist
 extracts nothing.
 
     python scripts/bench_ingest.py [--models offline|none] [--layout shared|per-conversation]
-        [--store durable|memory] [--batch N] [--conversations 5] [--out PATH]
+        [--store durable|memory] [--batch N] [--conversations 5] [--encryption on,off]
+        [--out PATH]
+
+``--encryption on,off`` runs the whole ingest twice, content sealed (the default) and in clear
+(``STRATAGATE_ENCRYPTION=off``), and reports encrypted / clear time: the cost of encryption.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +36,7 @@ from benchkit import peak_rss_mb, print_table, summary_ms, write_report
 
 from stratagate import StrataGate
 from stratagate.cli.ingest_job import model_options
+from stratagate.events.keyring import ENCRYPTION_ENV
 from stratagate.formats.locomo import default_data_dir
 from stratagate.formats.turn_files import FileTurn, read_turn_file
 
@@ -78,6 +84,63 @@ def work_counts(memory: StrataGate) -> tuple[int, int]:
     return statements, reads
 
 
+def encryption_modes(text: str) -> list[str]:
+    """``on``, ``off`` or both (``on,off``): each mode is one full run."""
+    modes = [mode.strip() for mode in text.split(",") if mode.strip()]
+    if not modes or any(mode not in ("on", "off") for mode in modes):
+        raise argparse.ArgumentTypeError("--encryption takes on, off or on,off")
+    return modes
+
+
+@dataclass
+class Run:
+    """What one full ingest run measured."""
+
+    elapsed: float = 0.0
+    cpu: float = 0.0
+    """CPU seconds of this process while ingesting (a shared machine stretches wall time)."""
+    took: list[float] = field(default_factory=list)
+    statements: int = 0
+    reads: int = 0
+    summary: dict[str, int] = field(
+        default_factory=lambda: {"revision": 0, "blocks": 0, "events": 0, "elements": 0}
+    )
+    verified: bool = True
+
+
+def ingest_run(
+    args: argparse.Namespace, conversations: list[tuple[str, list[FileTurn]]], encryption: str
+) -> Run:
+    """Ingest every conversation once, content encrypted (``on``) or in clear (``off``)."""
+    os.environ[ENCRYPTION_ENV] = encryption
+    options: dict[str, Any] = {
+        "block_turn_size": args.block_turn_size,
+        **model_options(args.models),
+    }
+    run = Run()
+    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+        database = os.path.join(tmp, "memory.db")
+        for name, turns in conversations:
+            if args.store == "memory":
+                memory = StrataGate.in_memory(name, **options)
+            else:
+                memory = StrataGate.open(database, name, **options)
+            with memory:
+                start, cpu = time.perf_counter(), time.process_time()
+                ingest_one(memory, turns, args.batch, run.took)
+                run.elapsed += time.perf_counter() - start
+                run.cpu += time.process_time() - cpu
+                counted = work_counts(memory)
+                run.statements += counted[0]
+                run.reads += counted[1]
+                stats = memory.stats()
+                for key in run.summary:
+                    run.summary[key] += getattr(stats, key)
+                run.verified = run.verified and memory.verify().ok
+            print(f"  {name}: {len(turns):,} turns (encryption {encryption})", file=sys.stderr)
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", choices=("offline", "none"), default="offline")
@@ -86,6 +149,12 @@ def main() -> None:
     parser.add_argument("--layout", choices=("shared", "per-conversation"), default="shared")
     parser.add_argument("--store", choices=("durable", "memory"), default="durable")
     parser.add_argument("--batch", type=int, default=1, help="turns per append_turns call")
+    parser.add_argument(
+        "--encryption",
+        type=encryption_modes,
+        default=["on"],
+        help="on, off, or on,off: one run each, and the cost of encryption as a ratio",
+    )
     parser.add_argument("--out", default="bench-results/bench_ingest.json")
     args = parser.parse_args()
 
@@ -93,33 +162,11 @@ def main() -> None:
     if args.layout == "shared":
         conversations = [("bench", [t for _, turns in conversations for t in turns])]
     turn_count = sum(len(turns) for _, turns in conversations)
-    took: list[float] = []
-    options: dict[str, Any] = {
-        "block_turn_size": args.block_turn_size,
-        **model_options(args.models),
-    }
-    summary = {"revision": 0, "blocks": 0, "events": 0, "elements": 0}
-    statements = reads = 0
-    verified = True
-    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
-        database = os.path.join(tmp, "memory.db")
-        elapsed = 0.0
-        for name, turns in conversations:
-            if args.store == "memory":
-                memory = StrataGate.in_memory(name, **options)
-            else:
-                memory = StrataGate.open(database, name, **options)
-            with memory:
-                start = time.perf_counter()
-                ingest_one(memory, turns, args.batch, took)
-                elapsed += time.perf_counter() - start
-                counted = work_counts(memory)
-                statements, reads = statements + counted[0], reads + counted[1]
-                stats = memory.stats()
-                for key in summary:
-                    summary[key] += getattr(stats, key)
-                verified = verified and memory.verify().ok
-            print(f"  {name}: {len(turns):,} turns", file=sys.stderr)
+    runs = {mode: ingest_run(args, conversations, mode) for mode in args.encryption}
+    mode = args.encryption[0]
+    run = runs[mode]
+    took, elapsed, summary = run.took, run.elapsed, run.summary
+    statements, reads, verified = run.statements, run.reads, run.verified
 
     tenth = max(1, len(took) // 10)
     parts = {"all": took, "first 10%": took[:tenth], "last 10%": took[-tenth:]}
@@ -129,6 +176,18 @@ def main() -> None:
     ]
     first, last = rows[1], rows[2]
     ratios = {key: last[key] / first[key] for key in ("p50_ms", "p95_ms", "mean_ms")}
+    by_mode = {
+        name: {
+            "turns_per_s": turn_count / r.elapsed,
+            "elapsed_s": r.elapsed,
+            "cpu_s": r.cpu,
+            "verified": r.verified,
+        }
+        for name, r in runs.items()
+    }
+    both = {"on", "off"} <= runs.keys()
+    cost = runs["on"].elapsed / runs["off"].elapsed if both else None
+    cpu_cost = runs["on"].cpu / runs["off"].cpu if both else None
     out = write_report(
         "bench_ingest",
         args.out,
@@ -140,6 +199,7 @@ def main() -> None:
             "layout": args.layout,
             "store": args.store,
             "batch": args.batch,
+            "encryption": ",".join(args.encryption),
         },
         turns_per_s=turn_count / elapsed,
         elapsed_s=elapsed,
@@ -149,11 +209,15 @@ def main() -> None:
         last_over_first=ratios,
         memory=summary,
         verified=verified,
+        encryption=by_mode,
+        encrypted_over_clear=cost,
+        encrypted_over_clear_cpu=cpu_cost,
         peak_rss_mb=peak_rss_mb(),
     )
     print(
         f"{turn_count:,} turns in {elapsed:.1f} s: {turn_count / elapsed:.1f} turns/s "
-        f"(models {args.models}, {args.layout}, {args.store}, batch {args.batch}); "
+        f"(models {args.models}, {args.layout}, {args.store}, batch {args.batch}, "
+        f"encryption {mode}); "
         f"{statements / turn_count:.1f} SQL statements and {reads / turn_count:.2f} catch-up "
         f"reads per turn; log revision {summary['revision']:,}, {summary['blocks']} blocks, "
         f"{summary['events']} events, {summary['elements']} elements; "
@@ -164,6 +228,16 @@ def main() -> None:
         "last 10% / first 10%: "
         + ", ".join(f"{key.removesuffix('_ms')} {value:.2f}x" for key, value in ratios.items())
     )
+    if len(runs) > 1:
+        print_table(
+            [{"encryption": name, **values} for name, values in by_mode.items()],
+            ["encryption", "turns_per_s", "elapsed_s", "cpu_s", "verified"],
+        )
+    if cost is not None and cpu_cost is not None:
+        print(
+            f"encrypted / clear ingest: wall {cost:.3f}x ({(cost - 1) * 100:+.1f}%), "
+            f"CPU {cpu_cost:.3f}x ({(cpu_cost - 1) * 100:+.1f}%)"
+        )
     print(f"median turn {statistics.median(took) * 1000:.2f} ms; wrote {Path(out)}")
 
 

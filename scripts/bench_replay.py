@@ -10,7 +10,11 @@ see ``corpus.py``) into one namespace of a fresh SQLite file, then measures, ``-
 
 and, in a fresh child process, the resident memory the replayed state adds, per 100k events.
 
-    python scripts/bench_replay.py [--events 100000] [--tail 1000] [--repeat 3] [--out PATH]
+    python scripts/bench_replay.py [--events 100000] [--tail 1000] [--repeat 3]
+        [--encryption on,off] [--out PATH]
+
+``--encryption on,off`` writes and replays two logs, content sealed (the default) and in clear
+(``STRATAGATE_ENCRYPTION=off``), and reports encrypted / clear time per step.
 """
 
 from __future__ import annotations
@@ -24,15 +28,18 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from benchkit import print_table, rss_mb, write_report
 from corpus import LogWriter, locomo_lines
 
 from projections.replay import hydrate, iter_records, replay, save_snapshot
-from stratagate.events import DomainEvent, encode
+from stratagate.events import DomainEvent
+from stratagate.events.codec import encode_all
+from stratagate.events.keyring import ENCRYPTION_ENV, keys_for
 from stratagate.store import EventStore
 from stratagate.store.sql import open_event_store
 
@@ -56,30 +63,40 @@ def batches(events: Iterator[DomainEvent], limit: int) -> Iterator[tuple[str, li
 
 
 def write_log(database: str, events: int) -> float:
-    """Append ``events`` LoCoMo-made events to the namespace; returns seconds taken."""
+    """Append ``events`` LoCoMo-made events to the namespace (content sealed unless
+    ``STRATAGATE_ENCRYPTION=off``); returns seconds taken."""
     writer = LogWriter(locomo_lines())
     versions: dict[str, int] = {}
     start = time.perf_counter()
     with open_event_store(database) as store:
+        keys = keys_for(store, NAMESPACE)
         stream_events = writer.turns(10**9)
         for n, (stream, run) in enumerate(batches(stream_events, events)):
-            new = [encode(event, f"e{n}-{i}") for i, event in enumerate(run)]
+            new = encode_all(run, [f"e{n}-{i}" for i in range(len(run))], keys)
             store.append(NAMESPACE, stream, new, versions.get(stream, 0))
             versions[stream] = versions.get(stream, 0) + len(run)
     return time.perf_counter() - start
 
 
-def timed(action: Callable[[], Any]) -> float:
+class Timing(NamedTuple):
+    """Wall seconds, and CPU seconds of this process (a shared machine stretches wall time with
+    other load; CPU time is what the work itself costs)."""
+
+    wall: float
+    cpu: float
+
+
+def timed(action: Callable[[], Any]) -> Timing:
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     action()
-    return time.perf_counter() - start
+    return Timing(time.perf_counter() - start, time.process_time() - cpu)
 
 
 def snapshot_before_tail(store: EventStore, position: int) -> float:
     """Save the snapshot ``bench`` of the state at ``position``; seconds the save took."""
     state = replay(store, NAMESPACE, until=max(0, position))
-    return timed(lambda: save_snapshot(store, state, "bench"))
+    return timed(lambda: save_snapshot(store, state, "bench")).wall
 
 
 def measure_rss(database: str) -> dict[str, float]:
@@ -94,7 +111,7 @@ def measure_rss(database: str) -> dict[str, float]:
         return {"before_mb": before, "after_mb": after, "events": state.position}
 
 
-def child_rss(database: str) -> dict[str, float]:
+def child_rss(database: str, encryption: str) -> dict[str, float]:
     """``measure_rss`` in a fresh interpreter, so nothing measured before skews it."""
     done = subprocess.run(
         [sys.executable, __file__, "--rss-of", database],
@@ -102,39 +119,53 @@ def child_rss(database: str) -> dict[str, float]:
         text=True,
         check=True,
         cwd=Path(__file__).parent,
+        env={**os.environ, ENCRYPTION_ENV: encryption},
     )
     return orjson.loads(done.stdout)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=100_000, help="log length")
-    parser.add_argument("--tail", type=int, default=1000, help="events after the snapshot")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--out", default="bench-results/bench_replay.json")
-    parser.add_argument("--rss-of", help=argparse.SUPPRESS)  # child mode: measure_rss(DATABASE)
-    args = parser.parse_args()
-    if args.rss_of:
-        print(orjson.dumps(measure_rss(args.rss_of)).decode())
-        return
+@dataclass
+class Measured:
+    """One log's write time, step timings, sizes and memory."""
 
+    wrote: float
+    total: int
+    saved: float
+    snapshot_bytes: int
+    runs: dict[str, list[float]]
+    cpu: dict[str, list[float]]
+    counts: dict[str, int]
+    rss: dict[str, float]
+    db_mb: float
+
+
+def measure(args: argparse.Namespace, encryption: str) -> Measured:
+    """Write a log with content sealed (``on``) or in clear (``off``) and time its replays."""
+    os.environ[ENCRYPTION_ENV] = encryption
     with tempfile.TemporaryDirectory(prefix="bench-replay-") as tmp:
         database = os.path.join(tmp, "log.db")
         wrote = write_log(database, args.events)
-        print(f"  wrote {args.events:,} events in {wrote:.1f} s", file=sys.stderr)
+        print(f"  wrote {args.events:,} events in {wrote:.1f} s ({encryption})", file=sys.stderr)
         with open_event_store(database) as store:
             total = store.count(NAMESPACE)
             saved = snapshot_before_tail(store, total - args.tail)
             snapshot = store.load_snapshot(NAMESPACE, "bench")
             assert snapshot is not None
-            runs: dict[str, list[float]] = {"decode": [], "full replay": [], "snapshot + tail": []}
+            steps: dict[str, Callable[[], Any]] = {
+                "decode": lambda: sum(1 for _ in iter_records(store, NAMESPACE)),
+                "full replay": lambda: replay(store, NAMESPACE),
+                "snapshot + tail": lambda: hydrate(store, NAMESPACE, "bench"),
+            }
+            runs: dict[str, list[float]] = {name: [] for name in steps}
+            cpu: dict[str, list[float]] = {name: [] for name in steps}
             for repeat in range(args.repeat):
-                runs["decode"].append(timed(lambda: sum(1 for _ in iter_records(store, NAMESPACE))))
-                runs["full replay"].append(timed(lambda: replay(store, NAMESPACE)))
                 state, from_snapshot = hydrate(store, NAMESPACE, "bench")
                 assert from_snapshot and state.position == total
                 del state
-                runs["snapshot + tail"].append(timed(lambda: hydrate(store, NAMESPACE, "bench")))
+                for name, step in steps.items():
+                    timing = timed(step)
+                    runs[name].append(timing.wall)
+                    cpu[name].append(timing.cpu)
                 print(f"  repeat {repeat + 1}/{args.repeat} done", file=sys.stderr)
             full = replay(store, NAMESPACE)
             hydrated, _ = hydrate(store, NAMESPACE, "bench")
@@ -144,21 +175,55 @@ def main() -> None:
                 "event_cards": len(full.events.records),
                 "messages": len(full.search.raw),
             }
-        rss = child_rss(database)
+        rss = child_rss(database, encryption)
         db_mb = sum(os.path.getsize(os.path.join(tmp, name)) for name in os.listdir(tmp)) / 2**20
+    return Measured(wrote, total, saved, len(snapshot.payload), runs, cpu, counts, rss, db_mb)
 
+
+def encryption_modes(text: str) -> list[str]:
+    """``on``, ``off`` or both (``on,off``): each mode writes and replays its own log."""
+    modes = [mode.strip() for mode in text.split(",") if mode.strip()]
+    if not modes or any(mode not in ("on", "off") for mode in modes):
+        raise argparse.ArgumentTypeError("--encryption takes on, off or on,off")
+    return modes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=100_000, help="log length")
+    parser.add_argument("--tail", type=int, default=1000, help="events after the snapshot")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--encryption",
+        type=encryption_modes,
+        default=["on"],
+        help="on, off, or on,off: one log each, and the cost of encryption as a ratio",
+    )
+    parser.add_argument("--out", default="bench-results/bench_replay.json")
+    parser.add_argument("--rss-of", help=argparse.SUPPRESS)  # child mode: measure_rss(DATABASE)
+    args = parser.parse_args()
+    if args.rss_of:
+        print(orjson.dumps(measure_rss(args.rss_of)).decode())
+        return
+
+    measured = {mode: measure(args, mode) for mode in args.encryption}
+    first = measured[args.encryption[0]]
+    total, runs, counts, rss = first.total, first.runs, first.counts, first.rss
     rows = []
-    for name, values in runs.items():
-        median = statistics.median(values)
-        folded = args.tail if name == "snapshot + tail" else total
-        rows.append(
-            {
-                "step": name,
-                "median_s": median,
-                "events_per_s": total / median if name != "snapshot + tail" else folded / median,
-                "runs_s": ", ".join(f"{v:.2f}" for v in values),
-            }
-        )
+    for mode, m in measured.items():
+        for name, values in m.runs.items():
+            median = statistics.median(values)
+            folded = args.tail if name == "snapshot + tail" else m.total
+            rows.append(
+                {
+                    "encryption": mode,
+                    "step": name,
+                    "median_s": median,
+                    "cpu_median_s": statistics.median(m.cpu[name]),
+                    "events_per_s": folded / median,
+                    "runs_s": ", ".join(f"{v:.2f}" for v in values),
+                }
+            )
     speedup = statistics.median(runs["full replay"]) / statistics.median(runs["snapshot + tail"])
     added = rss["after_mb"] - rss["before_mb"]
     memory = {
@@ -166,27 +231,50 @@ def main() -> None:
         "rss_after_mb": rss["after_mb"],
         "rss_added_mb": added,
         "rss_per_100k_events_mb": added * 100_000 / total,
-        "snapshot_payload_mb": len(snapshot.payload) / 2**20,
-        "snapshot_save_s": saved,
-        "database_mb": db_mb,
+        "snapshot_payload_mb": first.snapshot_bytes / 2**20,
+        "snapshot_save_s": first.saved,
+        "database_mb": first.db_mb,
     }
+    cost = cpu_cost = None
+    if {"on", "off"} <= measured.keys():
+        on, off = measured["on"], measured["off"]
+        cost = {
+            step: statistics.median(on.runs[step]) / statistics.median(off.runs[step])
+            for step in on.runs
+        }
+        cost["write"] = on.wrote / off.wrote
+        cpu_cost = {
+            step: statistics.median(on.cpu[step]) / statistics.median(off.cpu[step])
+            for step in on.cpu
+        }
     out = write_report(
         "bench_replay",
         args.out,
-        sizes={"events": total, "tail": args.tail, "repeat": args.repeat, **counts},
-        write_s=wrote,
+        sizes={
+            "events": total,
+            "tail": args.tail,
+            "repeat": args.repeat,
+            "encryption": ",".join(args.encryption),
+            **counts,
+        },
+        write_s=first.wrote,
         results=rows,
         hydrate_speedup=speedup,
         memory=memory,
+        encrypted_over_clear=cost,
+        encrypted_over_clear_cpu=cpu_cost,
     )
-    print(f"log: {total:,} events ({counts}) in a {db_mb:.0f} MiB SQLite file")
-    print_table(rows, ["step", "median_s", "events_per_s", "runs_s"])
+    print(f"log: {total:,} events ({counts}) in a {first.db_mb:.0f} MiB SQLite file")
+    print_table(rows, ["encryption", "step", "median_s", "cpu_median_s", "events_per_s", "runs_s"])
     print(f"snapshot + tail is {speedup:.1f}x faster than a full replay")
     print(
         f"resident memory: {rss['before_mb']:.0f} -> {rss['after_mb']:.0f} MiB "
         f"({memory['rss_per_100k_events_mb']:.0f} MiB per 100k events); snapshot payload "
-        f"{memory['snapshot_payload_mb']:.1f} MiB compressed, saved in {saved:.1f} s"
+        f"{memory['snapshot_payload_mb']:.1f} MiB compressed, saved in {first.saved:.1f} s"
     )
+    if cost is not None and cpu_cost is not None:
+        print("encrypted / clear, wall: " + ", ".join(f"{k} {v:.3f}x" for k, v in cost.items()))
+        print("encrypted / clear, CPU: " + ", ".join(f"{k} {v:.3f}x" for k, v in cpu_cost.items()))
     print(f"wrote {out}")
 
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         AppendTurnsResult,
         BlockContextEntry,
         ElementHit,
+        ErasureReport,
         EventHit,
         ExpandedEvent,
         HistoryRecord,
@@ -263,6 +264,18 @@ class AsyncStrataGate:
     async def archive_event(self, event_id: str) -> EventCard:
         """``StrataGate.archive_event``, awaitable."""
         return await asyncio.to_thread(self.sync.archive_event, event_id)
+
+    async def erase_thread(self, thread_id: str | None, *, reason: str) -> ErasureReport:
+        """Irreversibly erase a thread's content (turns, blocks, cards, facts) by destroying"""
+        return await asyncio.to_thread(self.sync.erase_thread, thread_id, reason=reason)
+
+    async def erase_event(self, event_id: str, *, reason: str) -> ErasureReport:
+        """Irreversibly erase one event card's text and the facts drawn from it."""
+        return await asyncio.to_thread(self.sync.erase_event, event_id, reason=reason)
+
+    async def erase_namespace(self, *, reason: str) -> ErasureReport:
+        """Irreversibly erase every content field of this namespace (all its data keys)."""
+        return await asyncio.to_thread(self.sync.erase_namespace, reason=reason)
 
     async def search_events(
         self,

@@ -19,6 +19,7 @@ from stratagate.anchors import Anchor, anchor_fault, checkpoint_key, make_anchor
 from stratagate.core.timeutil import format_utc
 from stratagate.errors import InvalidInputError, LogIntegrityError
 from stratagate.events import LogCheckpointed
+from stratagate.events.keyring import keys_for
 from stratagate.results import VerifyReport
 from stratagate.store import EventStore
 from stratagate.store.records import LogFault
@@ -103,7 +104,7 @@ def _snapshot_checkpoint(
     snapshot = store.load_snapshot(namespace, key)
     if snapshot is None:
         return None  # a snapshot is a cache: never having written one is normal
-    state = restore_snapshot(snapshot)
+    state = restore_snapshot(snapshot, keys_for(store, namespace))
     if state is None:
         from projections.replay import SNAPSHOT_FORMAT
 
@@ -134,6 +135,7 @@ def _replay_against(
     pending = sorted(checkpoints, key=lambda checkpoint: checkpoint.position)
     mismatched: set[str] = set()
     checked, after = 0, 0
+    keys = keys_for(store, namespace)
     try:
         while True:
             rows = store.read(namespace, after=after, limit=PAGE_SIZE)
@@ -142,7 +144,7 @@ def _replay_against(
                     failure = _compare(state, pending.pop(0), mismatched)
                     if failure is not None:
                         return failure
-                recorded = decode_at(row)
+                recorded = decode_at(row, keys)
                 apply_at(state, recorded)
                 checked += 1
                 if isinstance(recorded.event, LogCheckpointed):

@@ -53,6 +53,11 @@ class ReadOnlyError(StorageError):
     """A write was asked of a memory or store opened read-only; nothing was written."""
 
 
+class MasterKeyError(StorageError):
+    """The data keys are wrapped by a master key (``STRATAGATE_MASTER_KEY``) that is missing,
+    malformed or not the one they were wrapped with: no content is decrypted."""
+
+
 class SchemaVersionError(StorageError):
     """The database was written by a newer table layout than this code understands."""
 
@@ -98,6 +103,7 @@ __all__ = [
     "ChainVerificationError",
     "DrainTimeoutError",
     "InvalidInputError",
+    "MasterKeyError",
     "ModelError",
     "ModelResponseError",
     "ModelTimeoutError",

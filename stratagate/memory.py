@@ -15,8 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-import orjson
-
 from projections.replay import replay
 from stratagate.actors.inline_runtime import InlineRuntime
 from stratagate.actors.read_only_runtime import ReadOnlyRuntime
@@ -29,6 +27,8 @@ from stratagate.callbacks import invoke, validate_output
 from stratagate.core.timeutil import parse_datetime
 from stratagate.core.turn_input import check_thread_id, check_time, turn_messages
 from stratagate.errors import InvalidInputError, StorageError
+from stratagate.events.codec import open_data
+from stratagate.events.keyring import keys_for
 from stratagate.formats.external_memory import Decision, check_decision, parse_document
 from stratagate.messages import (
     AddEvents,
@@ -39,6 +39,9 @@ from stratagate.messages import (
     ClaimProjection,
     CompleteProjection,
     CurrentTurn,
+    EraseEvent,
+    EraseNamespace,
+    EraseThread,
     EventWeight,
     ExpandEvent,
     ExtractReady,
@@ -97,6 +100,7 @@ from stratagate.results import (
     AppendTurnsResult,
     BlockContextEntry,
     ElementHit,
+    ErasureReport,
     EventHit,
     ExpandedEvent,
     HistoryRecord,
@@ -515,6 +519,27 @@ class StrataGate:
         self._send(Govern(action=action, event_id=event_id))
         return self.get_event(event_id)
 
+    # -- erasure ----------------------------------------------------------------------------
+
+    def erase_thread(self, thread_id: str | None, *, reason: str) -> ErasureReport:
+        """Irreversibly erase a thread's content (turns, blocks, cards, facts) by destroying
+        its data keys; the log keeps its rows, which verify and read as ``[erased]``."""
+        return self._erase(EraseThread(thread_id=check_thread_id(thread_id), reason=reason))
+
+    def erase_event(self, event_id: str, *, reason: str) -> ErasureReport:
+        """Irreversibly erase one event card's text and the facts drawn from it."""
+        return self._erase(EraseEvent(event_id=event_id, reason=reason))
+
+    def erase_namespace(self, *, reason: str) -> ErasureReport:
+        """Irreversibly erase every content field of this namespace (all its data keys)."""
+        return self._erase(EraseNamespace(reason=reason))
+
+    def _erase(self, message: Message[ErasureReport]) -> ErasureReport:
+        report = self._send(message)
+        self._runtime.reload()
+        keys_for(self._store, self._namespace).forget()
+        return report
+
     # -- retrieval --------------------------------------------------------------------------
 
     def search_events(
@@ -733,6 +758,7 @@ def read_history(
     it this way)."""
     records: list[HistoryRecord] = []
     position = since
+    keys = keys_for(store, namespace)
     while True:
         wanted = 2000 if limit is None else min(2000, limit - len(records))
         if wanted <= 0:
@@ -747,7 +773,7 @@ def read_history(
                 type=row.event_type,
                 schema_version=row.schema_version,
                 recorded_at=row.recorded_at,
-                data=orjson.loads(row.payload),
+                data=open_data(row.event_type, row.payload, keys),
             )
             for row in rows
         )

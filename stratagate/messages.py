@@ -36,6 +36,7 @@ from stratagate.models import (
 from stratagate.results import (
     BlockContextEntry,
     ElementHit,
+    ErasureReport,
     EventHit,
     ExpandedEvent,
     HitList,
@@ -96,6 +97,18 @@ def _text_id(value: object) -> str:
     return value
 
 
+MAX_REASON_CHARS = 1_000
+"""The longest reason an erasure records (a reason is a ticket or a sentence, not content)."""
+
+
+def _reason(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"reason must be a non-empty string, got {value!r}")
+    if len(value) > MAX_REASON_CHARS:
+        raise ValueError(f"reason is {len(value)} characters, more than {MAX_REASON_CHARS}")
+    return value
+
+
 def _optional_list(value: object) -> list[str] | None:
     if value is None:
         return None
@@ -109,6 +122,7 @@ Count = Annotated[int, BeforeValidator(_count)]
 QueryText = Annotated[str, BeforeValidator(_query)]
 Moment = Annotated[datetime | None, BeforeValidator(_moment)]
 Id = Annotated[str, BeforeValidator(_text_id)]
+Reason = Annotated[str, BeforeValidator(_reason)]
 OptionalIds = Annotated[list[str] | None, BeforeValidator(_optional_list)]
 Governance = Literal["pin", "unpin", "forget", "restore", "archive"]
 
@@ -289,6 +303,26 @@ class SealCheckpoint(Command[None]):
     seal: str
 
 
+class EraseThread(Command[ErasureReport]):
+    """Erase a thread's content: destroy its data keys (and its blocks', cards', facts')."""
+
+    thread_id: str | None
+    reason: Reason
+
+
+class EraseEvent(Command[ErasureReport]):
+    """Erase one event card's text and the facts drawn from it."""
+
+    event_id: Id
+    reason: Reason
+
+
+class EraseNamespace(Command[ErasureReport]):
+    """Erase every content field of the namespace: destroy all its data keys."""
+
+    reason: Reason
+
+
 # -- queries (reader) ------------------------------------------------------------------------
 
 
@@ -420,6 +454,9 @@ __all__ = [
     "Command",
     "CompleteProjection",
     "CurrentTurn",
+    "EraseEvent",
+    "EraseNamespace",
+    "EraseThread",
     "EventWeight",
     "ExpandEvent",
     "ExtractReady",

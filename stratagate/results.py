@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field
 
@@ -207,11 +207,24 @@ class NamespaceStats(Model):
     last_event_at: UtcDatetime | None = None
 
 
+class ErasureReport(Model):
+    """What an erasure did: the ``…Erased`` event's position and the data keys it destroyed."""
+
+    kind: Literal["thread", "event", "namespace"]
+    target: str | None
+    """The thread id (``None``: the default thread), the event id, or ``None`` (namespace)."""
+    position: int
+    """Global position of the ``ThreadErased`` / ``EventErased`` / ``NamespaceErased`` event."""
+    keys_destroyed: int
+    reason: str
+
+
 __all__ = [
     "AppendTurnResult",
     "AppendTurnsResult",
     "BlockContextEntry",
     "ElementHit",
+    "ErasureReport",
     "EventHit",
     "ExpandedEvent",
     "HistoryRecord",

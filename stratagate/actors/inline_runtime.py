@@ -99,6 +99,9 @@ class InlineRuntime:
         for _, message in STAGES:
             self.send(message)
 
+    def reload(self) -> None:
+        """Nothing to do: the roles share the one live state the erasure re-folded."""
+
     def positioned_digests(self) -> list[tuple[int, dict[str, str]]]:
         """The live state's position and the digest of each of its read models."""
         with self._lock:

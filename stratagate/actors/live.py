@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from projections.replay import PAGE_SIZE, apply_at, decode_at, hydrate, save_snapshot
 from projections.state import NamespaceState
 from stratagate.errors import FencedWriterError
-from stratagate.events import DomainEvent, Recorded, encode
+from stratagate.events import DomainEvent, Recorded
+from stratagate.events.codec import encode_all
+from stratagate.events.keyring import keys_for
 from stratagate.read.view import MemoryView
 from stratagate.store import GENESIS_HASH, EventStore, Lease, StoredEvent
 
@@ -53,7 +55,14 @@ class LiveState:
         """Every writer of the namespace shares this state (inline, under its lease): nothing
         can reach the log that was not folded here, so ``refresh`` has nothing to read."""
         self.counters = LiveCounters()
-        self.state, self.from_snapshot = hydrate(store, namespace, snapshot_key, components)
+        self.keys = keys_for(store, namespace)
+        self.components = components
+        self._hydrate()
+
+    def _hydrate(self) -> None:
+        self.state, self.from_snapshot = hydrate(
+            self.store, self.namespace, self.snapshot_key, self.components
+        )
         self.snapshot_position = self.state.position if self.from_snapshot else 0
         """The position of the last snapshot this state wrote or was restored from."""
         self._handled = self.state.handled_types
@@ -66,6 +75,12 @@ class LiveState:
         self.lease = lease
         self._catch_up(until=None)
         self.exclusive = True
+
+    def rehydrate(self) -> None:
+        """Drop the cached keys and the folded state, and fold the log again (after an
+        erasure: the erased content now reads redacted, and no copy of it stays here)."""
+        self.keys.forget()
+        self._hydrate()
 
     @property
     def view(self) -> MemoryView:
@@ -89,7 +104,7 @@ class LiveState:
                 if until is not None and row.global_position > until:
                     return count
                 if row.event_type in self._handled:
-                    apply_at(self.state, decode_at(row))
+                    apply_at(self.state, decode_at(row, self.keys))
                 else:  # a role's state holds only some models: no need to decode the rest
                     self.state.skip(row.global_position)
                 self._last_hash = row.hash
@@ -108,7 +123,8 @@ class LiveState:
         durable: bool = True,
     ) -> list[StoredEvent]:
         """Append ``events`` atomically to ``stream`` and fold them (and anything before them)."""
-        encoded = [encode(event, f"{command_id}:{i}") for i, event in enumerate(events)]
+        ids = [f"{command_id}:{i}" for i in range(len(events))]
+        encoded = encode_all(events, ids, self.keys)
         try:
             rows = self.store.append(
                 self.namespace, stream, encoded, expected_version, lease=self.lease, durable=durable

@@ -182,6 +182,12 @@ class RoleActor:
         role.refresh()
         return role.state.position, role.state.digests()
 
+    def rehydrate(self, namespace: str) -> int:
+        """Drop cached keys and fold the log again (after an erasure); returns the position."""
+        live = self._serving(namespace).role.live
+        live.rehydrate()
+        return live.state.position
+
     def snapshot(self, namespace: str) -> int:
         """Write a snapshot of this role's read models now."""
         role = self._serving(namespace).role
@@ -592,6 +598,14 @@ class RayRuntime:
             self._on(role, lambda actor: actor.positioned_digests.remote(namespace))
             for role in ROLE_CLASSES
         ]
+
+    def reload(self) -> None:
+        """Every role actor drops its cached keys and folds the log again (the weights actor,
+        which erased, already did)."""
+        namespace = self.namespace
+        for role in ROLE_CLASSES:
+            if role != "weights":
+                self._on(role, lambda actor: actor.rehydrate.remote(namespace))
 
     def passivate(self) -> bool:
         """Passivate this namespace now (used by tests and operators)."""

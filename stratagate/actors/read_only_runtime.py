@@ -64,6 +64,12 @@ class ReadOnlyRuntime:
     def drain(self, timeout: float | None = None) -> None:
         """Nothing runs in the background of a read-only memory."""
 
+    def reload(self) -> None:
+        """Fold the log again with fresh keys (another process erased content meanwhile)."""
+        with self._lock:
+            if self._reader is not None:
+                self._reader.live.rehydrate()
+
     def positioned_digests(self) -> list[tuple[int, dict[str, str]]]:
         """The hydrated models' position and digests (none until a query hydrated them)."""
         with self._lock:

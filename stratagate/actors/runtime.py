@@ -36,6 +36,10 @@ class Runtime(Protocol):
         """Wait for background work, then finish what is ready; re-raise a background error."""
         ...
 
+    def reload(self) -> None:
+        """Have every host drop its cached keys and fold the log again (after an erasure)."""
+        ...
+
     def positioned_digests(self) -> list[tuple[int, dict[str, str]]]:
         """Each live state's position and the digest of each of its read models."""
         ...

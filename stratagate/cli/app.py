@@ -1,6 +1,6 @@
 """The ``stratagate`` command line: argument parsing, dispatch and exit statuses.
 
-The subcommands live in ``stratagate.cli.commands``, ``demo`` and ``serve``; each parser holds
+The subcommands live in ``stratagate.cli.commands``, ``demo``, ``erase`` and ``serve``; each parser holds
 its handler as a typed callable, and those modules load only when a handler runs (they are lazy
 modules here), so ``--help`` and usage errors answer at once.
 A ``StrataGateError`` becomes one ``stratagate: error: …`` line on stderr and its exit status
@@ -46,10 +46,12 @@ def lazy_module(name: str) -> ModuleType:
 if TYPE_CHECKING:
     from stratagate.cli import commands as run_commands
     from stratagate.cli import demo as run_demo
+    from stratagate.cli import erase as run_erase
     from stratagate.cli import serve as run_serve
 else:
     run_commands = lazy_module("stratagate.cli.commands")
     run_demo = lazy_module("stratagate.cli.demo")
+    run_erase = lazy_module("stratagate.cli.erase")
     run_serve = lazy_module("stratagate.cli.serve")
 
 EXIT_OK = 0
@@ -337,11 +339,28 @@ def build_parser() -> argparse.ArgumentParser:
     stats = command(
         "stats", lambda a: run_commands.stats(a), "counts of everything in the namespace"
     )
-    namespaces = command(
-        "namespaces", lambda a: run_commands.namespaces(a), "every namespace in the database"
+    names = command(
+        "namespaces",
+        lambda a: run_erase.namespaces_command(a),
+        "every namespace in the database; `namespaces drop NS --yes` erases one",
     )
+    names.add_argument("action", nargs="?", choices=["drop"], help="drop: erase NS for good")
+    names.add_argument("target", nargs="?", metavar="NS", help="the namespace to drop")
+    names.add_argument("--purge-rows", action="store_true", help="then delete its rows too")
+    erasure_options(names)
 
-    for looking in (history, verify, replay, stats, namespaces, expand):
+    erase = command(
+        "erase",
+        lambda a: run_erase.erase(a),
+        "irreversibly erase a thread's, an event's or the namespace's content",
+    )
+    erase.add_argument(
+        "what", choices=["thread", "event", "namespace"], help="what to erase (of --namespace)"
+    )
+    erase.add_argument("id", nargs="?", help="the thread or event id")
+    erasure_options(erase)
+
+    for looking in (history, verify, replay, stats, expand):
         looking.add_argument(
             "--read-only",
             action="store_true",
@@ -359,6 +378,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--fresh", action="store_true", help="delete the demo database first")
     return parser
+
+
+def erasure_options(parser: argparse.ArgumentParser) -> None:
+    """``--yes`` and ``--reason``, which every irreversible command takes."""
+    parser.add_argument("--yes", action="store_true", help="confirm: this cannot be undone")
+    parser.add_argument(
+        "--reason",
+        default="operator request (stratagate CLI)",
+        help="why, recorded in the log's …Erased event (default: %(default)s)",
+    )
 
 
 def add_serve(command: Callable[..., argparse.ArgumentParser]) -> None:

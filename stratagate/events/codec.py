@@ -8,8 +8,8 @@ for each older version in turn, and validates the result with the current event 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from pydantic import ValidationError
@@ -17,6 +17,9 @@ from pydantic import ValidationError
 from stratagate.errors import StorageError
 from stratagate.events.domain import EVENT_TYPES, DomainEvent, Recorded
 from stratagate.store.records import NewEvent, StoredEvent
+
+if TYPE_CHECKING:
+    from stratagate.events.keyring import NamespaceKeys
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 """Turns a payload of schema version v into one of version v + 1."""
@@ -43,18 +46,55 @@ def canonical_json(data: Any) -> str:
 
 
 def encode(event: DomainEvent, event_id: str) -> NewEvent:
-    """The row to append for ``event``."""
-    payload = canonical_json(event.model_dump(mode="json"))
-    return NewEvent(
-        event_id=event_id,
-        event_type=event.type,
-        schema_version=type(event).schema_version,
-        payload=payload,
-    )
+    """The row to append for ``event``, its content in clear."""
+    return encode_all([event], [event_id], None)[0]
 
 
-def decode_payload(event_type: str, schema_version: int, payload: str | bytes) -> DomainEvent:
-    """Parse, upcast to the current schema version, and validate one payload."""
+def encode_all(
+    events: Sequence[DomainEvent], event_ids: Sequence[str], keys: NamespaceKeys | None
+) -> list[NewEvent]:
+    """The rows to append for ``events``, content fields sealed with ``keys`` (when given)
+    before the payload text is made, so the hash chain covers the ciphertext."""
+    dumps = [event.model_dump(mode="json") for event in events]
+    if keys is not None:
+        keys.seal_all((event.type, data) for event, data in zip(events, dumps, strict=True))
+    return [
+        NewEvent(
+            event_id=event_id,
+            event_type=event.type,
+            schema_version=type(event).schema_version,
+            payload=canonical_json(data),
+        )
+        for event, event_id, data in zip(events, event_ids, dumps, strict=True)
+    ]
+
+
+def sealed(payload: str | bytes) -> bool:
+    """Whether a payload text holds encrypted content."""
+    return ('"$sealed"' in payload) if isinstance(payload, str) else (b'"$sealed"' in payload)
+
+
+def open_data(event_type: str, payload: str | bytes, keys: NamespaceKeys | None) -> dict[str, Any]:
+    """A payload as JSON data with its content decrypted (erased content redacted)."""
+    if keys is not None and sealed(payload):
+        text = keys.open_text(payload) if isinstance(payload, str) else None
+        if text is not None:
+            opened: dict[str, Any] = orjson.loads(text)
+            return opened
+        data: dict[str, Any] = orjson.loads(payload)
+        keys.open(event_type, data)
+        return data
+    plain: dict[str, Any] = orjson.loads(payload)
+    return plain
+
+
+def decode_payload(
+    event_type: str,
+    schema_version: int,
+    payload: str | bytes,
+    keys: NamespaceKeys | None = None,
+) -> DomainEvent:
+    """Parse, decrypt (with ``keys``), upcast to the current schema version, and validate."""
     cls = EVENT_TYPES.get(event_type)
     if cls is None:
         raise StorageError(f"unknown event type {event_type!r} in the log")
@@ -63,9 +103,13 @@ def decode_payload(event_type: str, schema_version: int, payload: str | bytes) -
             f"{event_type} v{schema_version} is newer than this code (v{cls.schema_version})"
         )
     try:
-        if schema_version == cls.schema_version:  # the common case: one pass of pydantic's core
-            return cls.model_validate_json(payload)
-        data = orjson.loads(payload)
+        if keys is not None and sealed(payload) and isinstance(payload, str):
+            opened = keys.open_text(payload)  # every key alive: the text with values in place
+            if opened is not None:
+                payload = opened
+        if schema_version == cls.schema_version and not sealed(payload):
+            return cls.model_validate_json(payload)  # the common case: one pass of pydantic
+        data = open_data(event_type, payload, keys)
     except ValidationError as exc:
         raise StorageError(f"{event_type} payload does not validate: {exc}") from exc
     except orjson.JSONDecodeError as exc:
@@ -83,9 +127,9 @@ def decode_payload(event_type: str, schema_version: int, payload: str | bytes) -
         raise StorageError(f"{event_type} payload does not validate: {exc}") from exc
 
 
-def decode(row: StoredEvent) -> Recorded:
-    """A stored row as a typed, positioned domain event."""
-    event = decode_payload(row.event_type, row.schema_version, row.payload)
+def decode(row: StoredEvent, keys: NamespaceKeys | None = None) -> Recorded:
+    """A stored row as a typed, positioned domain event (content decrypted with ``keys``)."""
+    event = decode_payload(row.event_type, row.schema_version, row.payload, keys)
     return Recorded(
         position=row.global_position,
         namespace=row.namespace,
@@ -101,4 +145,14 @@ def _block_lifted_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "source": None}
 
 
-__all__ = ["UPCASTERS", "canonical_json", "decode", "decode_payload", "encode", "upcaster"]
+__all__ = [
+    "UPCASTERS",
+    "canonical_json",
+    "decode",
+    "decode_payload",
+    "encode",
+    "encode_all",
+    "open_data",
+    "sealed",
+    "upcaster",
+]

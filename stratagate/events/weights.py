@@ -101,15 +101,54 @@ class LogCheckpointed(DomainEvent):
     seal: str
 
 
+class _Erasure(DomainEvent):
+    """Content was erased by destroying its data keys (crypto-shredding): the rows stay and
+    verify, their content fields read as redacted. Records who asked, why and which keys
+    went; never any content."""
+
+    stream = WEIGHTS
+    reason: str
+    by: str
+    """Who asked (the operator's user, host and process as the shell saw them)."""
+    keys: list[str]
+    """The ids of the data keys destroyed."""
+
+
+@register
+class ThreadErased(_Erasure):
+    """A thread's messages, blocks, cards and the facts drawn from them were erased."""
+
+    type: Literal["ThreadErased"] = "ThreadErased"
+    thread_id: str | None
+
+
+@register
+class EventErased(_Erasure):
+    """One event card's text and the facts drawn from it were erased."""
+
+    type: Literal["EventErased"] = "EventErased"
+    event_id: str
+
+
+@register
+class NamespaceErased(_Erasure):
+    """Every data key of the namespace was destroyed: all its content reads as erased."""
+
+    type: Literal["NamespaceErased"] = "NamespaceErased"
+
+
 __all__ = [
     "AssessmentRecorded",
     "BatchKind",
     "EventArchived",
+    "EventErased",
     "EventForgotten",
     "EventPinned",
     "EventRestored",
     "EventUnpinned",
     "LogCheckpointed",
     "MemoryUseRecorded",
+    "NamespaceErased",
     "RetrievalBatchRecorded",
+    "ThreadErased",
 ]

@@ -12,7 +12,15 @@ from __future__ import annotations
 import os
 
 from stratagate.store.leases import Holder, Lease
-from stratagate.store.records import GENESIS_HASH, EventStore, NewEvent, Snapshot, StoredEvent
+from stratagate.store.records import (
+    GENESIS_HASH,
+    DataKey,
+    EventStore,
+    NewEvent,
+    PurgeRecord,
+    Snapshot,
+    StoredEvent,
+)
 
 
 def open_store(database: str | os.PathLike[str]) -> EventStore:
@@ -29,10 +37,12 @@ def open_store(database: str | os.PathLike[str]) -> EventStore:
 
 __all__ = [
     "GENESIS_HASH",
+    "DataKey",
     "EventStore",
     "Holder",
     "Lease",
     "NewEvent",
+    "PurgeRecord",
     "Snapshot",
     "StoredEvent",
     "open_store",

@@ -25,7 +25,15 @@ from stratagate.errors import (
 )
 from stratagate.store.chain import check_chain, seal_batch
 from stratagate.store.leases import DEFAULT_TTL_S, Holder, Lease, may_take_over
-from stratagate.store.records import GENESIS_HASH, LogFault, NewEvent, Snapshot, StoredEvent
+from stratagate.store.records import (
+    GENESIS_HASH,
+    DataKey,
+    LogFault,
+    NewEvent,
+    PurgeRecord,
+    Snapshot,
+    StoredEvent,
+)
 from stratagate.store.validation import (
     check_batch,
     check_name,
@@ -72,6 +80,8 @@ class MemoryEventStore:
         self._all: list[StoredEvent] = []
         self._snapshots: dict[tuple[str, str], Snapshot] = {}
         self._leases: dict[str, _LeaseRow] = {}
+        self._keys: dict[tuple[str, str], DataKey] = {}
+        self._purges: list[PurgeRecord] = []
         self._closed = False
 
     def __enter__(self) -> MemoryEventStore:
@@ -253,6 +263,68 @@ class MemoryEventStore:
             if row is not None and row.epoch == lease.epoch:
                 row.released = True
 
+    # -- data keys and erasure ---------------------------------------------------------------
+
+    def put_keys(self, keys: Sequence[DataKey]) -> None:
+        """Store new data keys (an id already stored is kept)."""
+        with self._lock:
+            self._ensure_open()
+            for key in keys:
+                self._keys.setdefault((key.namespace, key.key_id), key)
+
+    def load_keys(self, namespace: str) -> list[DataKey]:
+        """Every data key of ``namespace``, tombstones included."""
+        check_name("namespace", namespace)
+        with self._lock:
+            return sorted(
+                (key for (space, _), key in self._keys.items() if space == namespace),
+                key=lambda key: key.key_id,
+            )
+
+    def shred(self, namespace: str, key_ids: Sequence[str] | None, at: str) -> int:
+        """Destroy data keys (all of the namespace's with ``None``) and its snapshots."""
+        check_name("namespace", namespace)
+        with self._lock:
+            self._ensure_open()
+            wanted = None if key_ids is None else set(key_ids)
+            done = 0
+            for (space, key_id), key in list(self._keys.items()):
+                if space != namespace or key.material is None:
+                    continue
+                if wanted is None or key_id in wanted:
+                    self._keys[(space, key_id)] = DataKey(
+                        namespace, key_id, None, None, key.created_at, at
+                    )
+                    done += 1
+            for pair in [pair for pair in self._snapshots if pair[0] == namespace]:
+                del self._snapshots[pair]
+            return done
+
+    def purge_namespace(self, namespace: str, *, reason: str, at: str) -> PurgeRecord:
+        """Delete every row of ``namespace`` and keep an audit record of it."""
+        check_name("namespace", namespace)
+        with self._lock:
+            self._ensure_open()
+            space = self._namespaces.pop(namespace, None)
+            rows = space.rows if space else []
+            for row in rows:
+                del self._by_id[row.event_id]
+            self._all = [row for row in self._all if row.namespace != namespace]
+            self._leases.pop(namespace, None)
+            for table in (self._snapshots, self._keys):
+                for pair in [pair for pair in table if pair[0] == namespace]:
+                    del table[pair]
+            record = PurgeRecord(
+                namespace, at, len(rows), rows[-1].hash if rows else GENESIS_HASH, reason
+            )
+            self._purges.append(record)
+            return record
+
+    def purges(self) -> list[PurgeRecord]:
+        """The audit records of purged namespaces, oldest first."""
+        with self._lock:
+            return list(self._purges)
+
     def close(self) -> None:
         """Forget everything; the store is unusable afterwards."""
         with self._lock:
@@ -261,6 +333,7 @@ class MemoryEventStore:
             self._by_id.clear()
             self._all.clear()
             self._snapshots.clear()
+            self._keys.clear()
 
     def _ensure_open(self) -> None:
         if self._closed:

@@ -59,6 +59,35 @@ class Snapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class DataKey:
+    """One data key of a namespace, kept outside the chained rows (``stratagate_keys``).
+
+    ``material`` is the key (wrapped by the key-encryption key whose fingerprint ``wrapped``
+    names, or bare when ``wrapped`` is ``None``); a destroyed key keeps its row as a tombstone
+    with ``material=None`` and ``destroyed_at`` set, so its ciphertext reads as erased, not as
+    missing.
+    """
+
+    namespace: str
+    key_id: str
+    material: bytes | None
+    wrapped: str | None
+    created_at: str
+    destroyed_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeRecord:
+    """The audit row a physical namespace purge leaves behind (``stratagate_purges``)."""
+
+    namespace: str
+    purged_at: str
+    rows: int
+    last_hash: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class LogFault:
     """Where a namespace's stored log first goes wrong, and why (one line)."""
 
@@ -157,9 +186,42 @@ class EventStore(Protocol):
         """The stored snapshot of ``(namespace, key)``, or ``None``."""
         ...
 
+    def put_keys(self, keys: Sequence[DataKey]) -> None:
+        """Store new data keys; a key id already stored is left as it is. Commits without
+        waiting for the disk: the append that uses the keys is a later, durable commit."""
+        ...
+
+    def load_keys(self, namespace: str) -> list[DataKey]:
+        """Every data key of ``namespace``, tombstones included."""
+        ...
+
+    def shred(self, namespace: str, key_ids: Sequence[str] | None, at: str) -> int:
+        """Destroy the named data keys (every key of the namespace with ``None``) and delete the
+        namespace's snapshots, then flush what the database keeps of them (a SQLite file's WAL
+        is checkpointed and truncated); returns how many keys were destroyed."""
+        ...
+
+    def purge_namespace(self, namespace: str, *, reason: str, at: str) -> PurgeRecord:
+        """Delete every row of ``namespace`` (log, head, lease, snapshots, keys) and keep one
+        audit record of it in ``stratagate_purges``."""
+        ...
+
+    def purges(self) -> list[PurgeRecord]:
+        """The audit records of purged namespaces, oldest first."""
+        ...
+
     def close(self) -> None:
         """Release connections; the store is unusable afterwards."""
         ...
 
 
-__all__ = ["GENESIS_HASH", "EventStore", "LogFault", "NewEvent", "Snapshot", "StoredEvent"]
+__all__ = [
+    "GENESIS_HASH",
+    "DataKey",
+    "EventStore",
+    "LogFault",
+    "NewEvent",
+    "PurgeRecord",
+    "Snapshot",
+    "StoredEvent",
+]

@@ -5,7 +5,9 @@
 written in the same transaction as every append, so ``head``/``count``/``namespaces`` and the
 next ``prev_hash`` cost one key lookup however long the log is. ``stratagate_leases`` holds the
 writer lease of each namespace (epoch and holder, see ``stratagate.store.leases``).
-``stratagate_snapshots`` holds disposable read-model checkpoints. ``stratagate_meta`` holds
+``stratagate_snapshots`` holds disposable read-model checkpoints. ``stratagate_keys`` holds the
+data keys of encrypted content (crypto-shredding) and ``stratagate_purges`` one audit record per
+physically purged namespace. ``stratagate_meta`` holds
 ``layout_version``. On PostgreSQL the sequence ``stratagate_global_position_seq`` hands out
 global positions, so writers of different namespaces need not wait for each other.
 """
@@ -38,7 +40,7 @@ from stratagate.errors import SchemaVersionError, StorageError
 
 LAYOUT_VERSION = 2
 """The table layout this code writes. Bump it and add an entry to ``UPGRADES`` to change it.
-2: writer leases, and a sequence for global positions on PostgreSQL."""
+2: writer leases, a sequence for global positions on PostgreSQL, data keys and purge records."""
 
 Upgrade = Callable[[Connection], None]
 """One layout step: ``UPGRADES[v]`` turns layout ``v`` into ``v + 1`` in the open transaction."""
@@ -103,6 +105,30 @@ snapshots = Table(
     Column("created_at", String(32), nullable=False),
 )
 
+keys = Table(
+    "stratagate_keys",
+    metadata,
+    Column("namespace", String, primary_key=True),
+    Column("key_id", String, primary_key=True),
+    Column("material", LargeBinary, nullable=True),
+    Column("wrapped", String, nullable=True),
+    Column("created_at", String(32), nullable=False),
+    Column("destroyed_at", String(32), nullable=True),
+)
+"""Data keys (crypto-shredding): never in the chained rows, never in snapshots."""
+
+purges = Table(
+    "stratagate_purges",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("namespace", String, nullable=False),
+    Column("purged_at", String(32), nullable=False),
+    Column("rows", BigInteger, nullable=False),
+    Column("last_hash", String(64), nullable=False),
+    Column("reason", Text, nullable=False),
+)
+"""One audit record per physically purged namespace."""
+
 meta = Table(
     "stratagate_meta",
     metadata,
@@ -112,8 +138,10 @@ meta = Table(
 
 
 def _upgrade_1_to_2(conn: Connection) -> None:
-    """Layout 2: the leases table; on PostgreSQL, the global position sequence."""
+    """Layout 2: the leases, keys and purges tables; on PostgreSQL, the position sequence."""
     leases.create(conn, checkfirst=True)
+    keys.create(conn, checkfirst=True)
+    purges.create(conn, checkfirst=True)
     _create_position_sequence(conn)
 
 
@@ -160,6 +188,11 @@ def ensure_layout(
         upgrades[version](conn)
     if found < target:
         conn.execute(meta.update().where(meta.c.key == "layout_version").values(value=str(target)))
+    elif found == LAYOUT_VERSION == 2:
+        # layout 2 was not released before its keys and purges tables joined it: a database
+        # made at layout 2 by earlier development code gets them here
+        keys.create(conn, checkfirst=True)
+        purges.create(conn, checkfirst=True)
     return found
 
 
@@ -178,8 +211,10 @@ __all__ = [
     "ensure_layout",
     "events",
     "heads",
+    "keys",
     "leases",
     "meta",
     "metadata",
+    "purges",
     "snapshots",
 ]

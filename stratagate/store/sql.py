@@ -38,7 +38,15 @@ from stratagate.errors import (
 from stratagate.store import schema
 from stratagate.store.chain import ChainCheck, check_chain, seal_batch
 from stratagate.store.leases import DEFAULT_TTL_S, Holder, Lease, may_take_over
-from stratagate.store.records import GENESIS_HASH, LogFault, NewEvent, Snapshot, StoredEvent
+from stratagate.store.records import (
+    GENESIS_HASH,
+    DataKey,
+    LogFault,
+    NewEvent,
+    PurgeRecord,
+    Snapshot,
+    StoredEvent,
+)
 from stratagate.store.statements import statements
 from stratagate.store.validation import (
     check_batch,
@@ -463,6 +471,129 @@ class SqlEventStore:
             created_at=row.created_at,
         )
 
+    # -- data keys and erasure ---------------------------------------------------------------
+
+    def put_keys(self, keys: Sequence[DataKey]) -> None:
+        """Store new data keys (an id already stored is kept); commits without waiting for the
+        disk, as the durable append that uses them follows in the write-ahead log."""
+        if not keys:
+            return
+        insert = postgres_insert if self._postgres else sqlite_insert
+        rows = [
+            {
+                "namespace": key.namespace,
+                "key_id": key.key_id,
+                "material": key.material,
+                "wrapped": key.wrapped,
+                "created_at": key.created_at,
+                "destroyed_at": key.destroyed_at,
+            }
+            for key in keys
+        ]
+        statement = insert(schema.keys).on_conflict_do_nothing(
+            index_elements=[schema.keys.c.namespace, schema.keys.c.key_id]
+        )
+        with self._transaction(write=True, durable=False) as conn:
+            conn.execute(statement, rows)
+
+    def load_keys(self, namespace: str) -> list[DataKey]:
+        """Every data key of ``namespace``, tombstones included."""
+        check_name("namespace", namespace)
+        column = schema.keys.c
+        with self._transaction(write=False) as conn:
+            found = conn.execute(
+                select(schema.keys).where(column.namespace == namespace).order_by(column.key_id)
+            ).all()
+        return [
+            DataKey(
+                namespace=row.namespace,
+                key_id=row.key_id,
+                material=None if row.material is None else bytes(row.material),
+                wrapped=row.wrapped,
+                created_at=row.created_at,
+                destroyed_at=row.destroyed_at,
+            )
+            for row in found
+        ]
+
+    def shred(self, namespace: str, key_ids: Sequence[str] | None, at: str) -> int:
+        """Destroy data keys (all of the namespace's with ``None``) and the namespace's
+        snapshots, then checkpoint a SQLite file's WAL so no copy of either stays on disk
+        (``secure_delete`` overwrites the freed pages). On PostgreSQL, dead tuples stay in
+        the table files until VACUUM (docs/OPERATIONS.md)."""
+        check_name("namespace", namespace)
+        column = schema.keys.c
+        update = (
+            schema.keys.update()
+            .where(column.namespace == namespace, column.material.is_not(None))
+            .values(material=None, wrapped=None, destroyed_at=at)
+        )
+        with self._transaction(write=True) as conn:
+            if key_ids is None:
+                done = conn.execute(update).rowcount
+            else:
+                done = 0
+                ids = list(key_ids)
+                for start in range(0, len(ids), _ID_CHUNK):
+                    chunk = ids[start : start + _ID_CHUNK]
+                    done += conn.execute(update.where(column.key_id.in_(chunk))).rowcount
+            conn.execute(schema.snapshots.delete().where(schema.snapshots.c.namespace == namespace))
+        self._checkpoint()
+        return done
+
+    def purge_namespace(self, namespace: str, *, reason: str, at: str) -> PurgeRecord:
+        """Delete every row of ``namespace`` and record the purge in ``stratagate_purges``."""
+        check_name("namespace", namespace)
+        with self._transaction(write=True) as conn:
+            if self._sql.namespace_lock is not None:
+                conn.exec_driver_sql(self._sql.namespace_lock, {"ns": namespace})
+            head = conn.execute(
+                select(schema.heads).where(schema.heads.c.namespace == namespace)
+            ).one_or_none()
+            rows = conn.execute(
+                schema.events.delete().where(schema.events.c.namespace == namespace)
+            ).rowcount
+            for table in (schema.heads, schema.leases, schema.snapshots, schema.keys):
+                conn.execute(table.delete().where(table.c.namespace == namespace))
+            record = PurgeRecord(
+                namespace=namespace,
+                purged_at=at,
+                rows=rows,
+                last_hash=head.last_hash if head is not None else GENESIS_HASH,
+                reason=reason,
+            )
+            conn.execute(
+                schema.purges.insert().values(
+                    namespace=namespace,
+                    purged_at=at,
+                    rows=rows,
+                    last_hash=record.last_hash,
+                    reason=reason,
+                )
+            )
+        self._checkpoint()
+        return record
+
+    def purges(self) -> list[PurgeRecord]:
+        """The audit records of purged namespaces, oldest first."""
+        column = schema.purges.c
+        with self._transaction(write=False) as conn:
+            found = conn.execute(
+                select(
+                    column.namespace, column.purged_at, column.rows, column.last_hash, column.reason
+                ).order_by(column.id)
+            ).all()
+        return [PurgeRecord(*row) for row in found]
+
+    def _checkpoint(self) -> None:
+        """Copy a SQLite file's WAL into the database and truncate it (a no-op elsewhere)."""
+        if not self._file_backed:
+            return
+        with self.engine.connect() as conn:
+            raw = conn.connection.dbapi_connection
+            assert raw is not None
+            raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         """Release connections; the store is unusable afterwards."""
         self._closed = True
@@ -671,6 +802,7 @@ def _install_sqlite_hooks(engine: Engine, *, file_backed: bool) -> None:
         dbapi_connection.isolation_level = None  # let the "begin" hook below own BEGIN
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        cursor.execute("PRAGMA secure_delete = ON")  # erased keys and snapshots are overwritten
         if file_backed:
             _enter_wal(cursor)
             cursor.execute(f"PRAGMA synchronous = {SQLITE_SYNCHRONOUS}")

@@ -11,6 +11,7 @@ import pytest
 
 from projections.replay import hydrate, load_snapshot, replay
 from stratagate import StrataGate
+from stratagate.events.keyring import keys_for
 from stratagate.store import EventStore, Snapshot
 from stratagate.store.sql import open_event_store
 
@@ -51,7 +52,9 @@ def test_a_damaged_snapshot_is_ignored_and_the_log_replayed(database: str, damag
     with open_event_store(database) as store:
         snapshot = store.load_snapshot("default", KEY)
         assert snapshot is not None
-        body = orjson.loads(zlib.decompress(snapshot.payload))
+        clear = keys_for(store, "default").open_blob(snapshot.payload)  # snapshots are sealed
+        assert clear is not None and clear != snapshot.payload
+        body = orjson.loads(zlib.decompress(clear))
         if damage == "content":  # still valid JSON, but not what the digest was taken over
             body["state"]["models"]["blocks"]["data"]["turn"] += 1
             payload = zlib.compress(orjson.dumps(body))

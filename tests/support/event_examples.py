@@ -130,6 +130,19 @@ def examples(text: str) -> dict[str, dict[str, Any]]:
         "EventForgotten": {"event_id": "evt_1"},
         "EventRestored": {"event_id": "evt_1"},
         "EventArchived": {"event_id": "evt_1"},
+        "ThreadErased": {
+            "thread_id": "t1",
+            "reason": "request 42",
+            "by": "ops@host pid 7",
+            "keys": ["thread:t1@1", "event:evt_1@1"],
+        },
+        "EventErased": {
+            "event_id": "evt_1",
+            "reason": "request 43",
+            "by": "ops@host pid 7",
+            "keys": ["event:evt_1@1"],
+        },
+        "NamespaceErased": {"reason": "tenant left", "by": "ops@host pid 7", "keys": []},
     }
 
 

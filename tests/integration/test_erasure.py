@@ -1,0 +1,184 @@
+"""Crypto-shredding: an erased thread's words leave search, views, facts and the database file;
+the log still verifies and a fresh replay equals the live state; other threads are untouched."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from projections.replay import replay
+from stratagate import StrataGate
+from stratagate.errors import MasterKeyError, UnknownIdError
+from stratagate.events.content_fields import ERASED
+from stratagate.events.keyring import MASTER_KEY_ENV, new_master_key
+from tests.support.fakes import KeywordExtractor, TitleSummarizer, UsesProjector
+
+SECRET = "zebrafishdb"
+PUBLIC = "giraffedb"
+
+
+def fill(memory: StrataGate) -> None:
+    """Two threads, each with decisions that become cards and a ``uses`` fact."""
+    for thread, word, project in (("secret", SECRET, "Apollo"), ("public", PUBLIC, "Hermes")):
+        memory.append_turn(f"we decided {project} uses {word}.", "noted", thread_id=thread)
+        memory.append_turn(f"the {word} cluster hums quietly", "ok", thread_id=thread)
+        memory.append_turn(f"also decided to rename {word}", "fine", thread_id=thread)
+        memory.append_turn("small talk about weather", "sure", thread_id=thread)
+        memory.append_turn("more small talk", "yes", thread_id=thread)
+        memory.append_turn("and some more", "right", thread_id=thread)
+    memory.drain()
+
+
+def options() -> dict[str, Any]:
+    return {
+        "block_turn_size": 2,
+        "summarizer": TitleSummarizer(),
+        "extractor": KeywordExtractor(),
+        "element_projector": UsesProjector(),
+    }
+
+
+def check_erased(memory: StrataGate) -> None:
+    """What a reader sees after ``erase_thread("secret")``."""
+    assert not list(memory.search_raw_memory(SECRET))
+    assert not list(memory.search_events(SECRET))
+    assert list(memory.search_events(PUBLIC))
+    assert list(memory.search_raw_memory(PUBLIC))
+    secret_blocks = memory.list_blocks("secret")
+    assert secret_blocks and all(b.l0_title == ERASED for b in secret_blocks)
+    assert all(m.content == ERASED for b in secret_blocks for m in b.l5_raw)
+    assert all(PUBLIC in b.l5_raw[0].content for b in memory.list_blocks("public")[:1])
+    cards = memory.list_events()
+    secret_ids = {b.id for b in secret_blocks}
+    secret_cards = [c for c in cards if c.source_block_id in secret_ids]
+    public_cards = [c for c in cards if c.source_block_id not in secret_ids]
+    assert secret_cards and all(c.title == ERASED and c.quotes == [] for c in secret_cards)
+    hits = {hit.event.id for hit in memory.search_events("erased", limit=50)}
+    assert not hits & {c.id for c in secret_cards}  # erased cards leave retrieval
+    assert public_cards and all(PUBLIC in c.summary for c in public_cards)
+    facts = {e.name: [f.value for f in e.facts] for e in memory.list_elements()}
+    assert facts["Apollo"] == [ERASED]
+    assert facts["Hermes"] == [PUBLIC]
+    report = memory.verify()
+    assert report.ok, report.detail
+    erased = [h for h in memory.history() if h.type == "ThreadErased"]
+    assert len(erased) == 1 and erased[0].data["reason"] == "request 42"
+    turns = [h.data for h in memory.history() if h.type == "TurnAppended"]
+    contents = [m["content"] for t in turns for m in t["messages"]]
+    assert ERASED in contents and not any(SECRET in c for c in contents)
+    assert any(PUBLIC in c for c in contents)
+
+
+def test_erase_thread_under_each_runtime(open_memory: Callable[..., StrataGate]) -> None:
+    memory = open_memory(**options())
+    fill(memory)
+    assert list(memory.search_events(SECRET))
+    report = memory.erase_thread("secret", reason="request 42")
+    assert report.kind == "thread" and report.target == "secret" and report.keys_destroyed >= 3
+    check_erased(memory)
+    with pytest.raises(UnknownIdError):
+        memory.erase_thread("no-such-thread", reason="typo")
+
+
+@pytest.mark.postgres
+def test_erase_thread_on_postgres(postgres_schema_url: str) -> None:
+    with StrataGate.open(postgres_schema_url, "pg", **options()) as memory:
+        fill(memory)
+        memory.erase_thread("secret", reason="request 42")
+        check_erased(memory)
+    with StrataGate.open(postgres_schema_url, "pg", **options()) as memory:
+        check_erased(memory)  # reopened: snapshot + tail, and the keys stay gone
+
+
+def test_the_sqlite_file_and_its_wal_keep_no_erased_word(tmp_path: Path) -> None:
+    database = tmp_path / "memory.db"
+    with StrataGate.open(database, "files", **options()) as memory:
+        fill(memory)
+        memory.erase_thread("secret", reason="request 42")
+        check_erased(memory)
+        files = [database, Path(f"{database}-wal")]
+        for path in files:
+            if path.exists():
+                assert SECRET.encode() not in path.read_bytes(), path
+    with StrataGate.open(database, "files", **options()) as memory:
+        check_erased(memory)
+    for path in tmp_path.iterdir():
+        assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_a_destroyed_key_leaves_no_copy_in_the_file_or_its_wal(tmp_path: Path) -> None:
+    """Ciphertext stays in the log, so erasure rests on the key bytes being gone from disk:
+    secure_delete overwrites the freed cells, the WAL is checkpointed and truncated."""
+    database = tmp_path / "memory.db"
+    with StrataGate.open(database, "keys", **options()) as memory:
+        fill(memory)
+        materials = [
+            key.material
+            for key in memory._store.load_keys("keys")
+            if key.key_id.startswith("thread:secret@")
+        ]
+        assert materials and all(materials)
+        memory.erase_thread("secret", reason="request 42")
+        for path in (database, Path(f"{database}-wal")):
+            if path.exists():
+                data = path.read_bytes()
+                assert not any(m is not None and m in data for m in materials), path
+
+
+def test_a_fresh_replay_equals_the_live_state_after_erasure(tmp_path: Path) -> None:
+    with StrataGate.open(tmp_path / "m.db", "replay", **options()) as memory:
+        fill(memory)
+        memory.erase_thread("secret", reason="request 42")
+        live = memory._runtime.positioned_digests()[0][1]
+        rebuilt = replay(memory._store, "replay").digests()
+        assert rebuilt == live
+
+
+def test_erase_event_and_namespace(tmp_path: Path) -> None:
+    with StrataGate.open(tmp_path / "m.db", "ns", **options()) as memory:
+        fill(memory)
+        card = next(c for c in memory.list_events() if PUBLIC in c.summary)
+        report = memory.erase_event(card.id, reason="one card")
+        assert report.kind == "event" and report.keys_destroyed >= 1
+        assert memory.get_event(card.id).title == ERASED
+        others = [c for c in memory.list_events() if c.id != card.id]
+        assert any(PUBLIC in c.summary for c in others)
+        assert memory.verify().ok
+        memory.erase_namespace(reason="tenant left")
+        assert not list(memory.search_raw_memory(PUBLIC))
+        assert all(c.title == ERASED for c in memory.list_events())
+        assert memory.verify().ok
+        memory.append_turn(f"a new start with {PUBLIC}", "ok", thread_id="public")
+        assert list(memory.search_raw_memory(PUBLIC))  # new keys for new content
+
+
+def test_in_memory_store_erases_too() -> None:
+    with StrataGate.in_memory("mem", **options()) as memory:
+        fill(memory)
+        memory.erase_thread("secret", reason="request 42")
+        check_erased(memory)
+
+
+def test_a_wrong_or_missing_master_key_is_a_typed_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = tmp_path / "wrapped.db"
+    monkeypatch.setenv(MASTER_KEY_ENV, new_master_key())
+    with StrataGate.open(database, "w", block_turn_size=2) as memory:
+        memory.append_turn(f"hello {SECRET}", "hi")
+    raw = database.read_bytes() + (
+        Path(f"{database}-wal").read_bytes() if Path(f"{database}-wal").exists() else b""
+    )
+    assert SECRET.encode() not in raw
+    monkeypatch.setenv(MASTER_KEY_ENV, new_master_key())
+    with pytest.raises(MasterKeyError, match="not by the"):
+        StrataGate.open(database, "w", snapshot_every=0)
+    monkeypatch.delenv(MASTER_KEY_ENV)
+    with pytest.raises(MasterKeyError, match="set STRATAGATE_MASTER_KEY"):
+        StrataGate.open(database, "w", snapshot_every=0)
+    monkeypatch.setenv(MASTER_KEY_ENV, "not base64 at all!")
+    with pytest.raises(MasterKeyError):
+        StrataGate.open(database, "w")
