@@ -187,19 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="JSONL turns or a LoCoMo conversation (.json), or a directory of them",
     )
-    ingest.add_argument(
-        "--block-turn-size",
-        type=positive,
-        default=None,
-        metavar="N",
-        help="turns per sealed block (default: what the namespace recorded, 12 for a new one)",
-    )
-    ingest.add_argument(
-        "--models",
-        choices=("offline", "none", "openai"),
-        default="offline",
-        help="offline heuristics, no callbacks, or the OpenAI-compatible endpoint "
-        "configured by STRATAGATE_MODEL_* variables (default: %(default)s)",
+    memory_options(
+        ingest, runtime_help="run each namespace's roles in this process or as Ray actors"
     )
     ingest.add_argument(
         "--thread", metavar="THREAD_ID", help="put every turn in this thread (default: the file's)"
@@ -209,12 +198,6 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive,
         metavar="N",
         help="only the first N turns of each file (default: all)",
-    )
-    ingest.add_argument(
-        "--runtime",
-        choices=("inline", "ray"),
-        default="inline",
-        help="run each namespace's roles in this process or as Ray actors (default: %(default)s)",
     )
     ingest.add_argument(
         "--parallel",
@@ -439,25 +422,30 @@ def add_serve(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="http: requests per second per client address, with bursts of 200; "
         "0 disables (default: %(default)s)",
     )
-    serve.add_argument(
-        "--runtime",
-        choices=("inline", "ray"),
-        default="inline",
-        help="run the roles in the server process or as Ray actors (default: %(default)s)",
+    memory_options(serve, runtime_help="run the roles in the server process or as Ray actors")
+
+
+def memory_options(parser: argparse.ArgumentParser, *, runtime_help: str) -> None:
+    """``--block-turn-size``, ``--models`` and ``--runtime``: how a command opens memories."""
+    parser.add_argument(
+        "--block-turn-size",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="turns per sealed block (default: what the namespace recorded, 12 for a new one)",
     )
-    serve.add_argument(
+    parser.add_argument(
         "--models",
         choices=("offline", "none", "openai"),
         default="offline",
         help="offline heuristics, no callbacks, or the OpenAI-compatible endpoint "
         "configured by STRATAGATE_MODEL_* variables (default: %(default)s)",
     )
-    serve.add_argument(
-        "--block-turn-size",
-        type=positive,
-        default=None,
-        metavar="N",
-        help="turns per sealed block (default: what the namespace recorded, 12 for a new one)",
+    parser.add_argument(
+        "--runtime",
+        choices=("inline", "ray"),
+        default="inline",
+        help=f"{runtime_help} (default: %(default)s)",
     )
 
 

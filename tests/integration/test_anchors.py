@@ -94,8 +94,9 @@ def test_a_rewrite_rehashed_is_found_only_with_the_anchor(tmp_path: Path) -> Non
     anchor = fill(database)
     forge(
         database,
-        "UPDATE stratagate_events SET payload = replace(payload, 'option 1', 'option 9') "
-        "WHERE event_type = 'TurnAppended'",
+        # a clear field (content is sealed): who spoke, as a forger would rename them
+        "UPDATE stratagate_events SET payload = replace(payload, '\"name\":null', "
+        "'\"name\":\"forger\"') WHERE event_type = 'TurnAppended'",
     )
     assert verify(database).ok
     report = verify(database, anchor)
@@ -112,8 +113,9 @@ def test_a_sealed_anchor_cannot_be_edited_without_the_key(
     assert anchor.seal is not None and verify(database, anchor).ok
     forge(
         database,
-        "UPDATE stratagate_events SET payload = replace(payload, 'option 1', 'option 9') "
-        "WHERE event_type = 'TurnAppended'",
+        # a clear field (content is sealed): who spoke, as a forger would rename them
+        "UPDATE stratagate_events SET payload = replace(payload, '\"name\":null', "
+        "'\"name\":\"forger\"') WHERE event_type = 'TurnAppended'",
     )
     # the forger edits the kept anchor to the new hash too, but cannot re-seal it
     conn = sqlite3.connect(database)
@@ -157,8 +159,9 @@ def test_a_logged_sealed_checkpoint_finds_a_rehash_without_any_anchor(
     assert [r.data["position"] for r in sealed] == [anchor.position]
     forge(
         database,
-        "UPDATE stratagate_events SET payload = replace(payload, 'option 1', 'option 9') "
-        "WHERE event_type = 'TurnAppended'",
+        # a clear field (content is sealed): who spoke, as a forger would rename them
+        "UPDATE stratagate_events SET payload = replace(payload, '\"name\":null', "
+        "'\"name\":\"forger\"') WHERE event_type = 'TurnAppended'",
     )
     report = verify(database)  # no anchor at hand: the logged checkpoint tells
     assert not report.ok and report.first_bad_position == anchor.position

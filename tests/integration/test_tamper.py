@@ -48,6 +48,15 @@ COUNTS: Counter[tuple[str, str]] = Counter()
 (not damage), ``found with an anchor only`` (a consistent rewrite no replay can see)."""
 
 
+@pytest.fixture(autouse=True)
+def clear_content(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Logs in clear: these edits are of the chain and its rows, which encryption does not
+    change (the hash covers the sealed text just as it covers clear text); the suite copies
+    rows between databases, which would need the key table too. Erasure tests cover sealed
+    logs."""
+    monkeypatch.setenv("STRATAGATE_ENCRYPTION", "off")
+
+
 @dataclass(frozen=True)
 class Base:
     """The untouched log: its rows, heads record and snapshots, read once."""
@@ -66,9 +75,10 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
     root = tmp_path_factory.mktemp("tamper")
     database = root / "base.db"
     turns = write_turns(root / "turns.jsonl")
-    assert (
-        quiet_main("ingest", str(turns), "--database", str(database), "--block-turn-size", "4") == 0
-    )
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("STRATAGATE_ENCRYPTION", "off")  # see clear_content
+        ingest = ["ingest", str(turns), "--database", str(database), "--block-turn-size", "4"]
+        assert quiet_main(*ingest) == 0
     engine = create_engine(f"sqlite:///{database}")
     with engine.connect() as conn:
         tables = {
