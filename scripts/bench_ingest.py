@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchkit import peak_rss_mb, print_table, summary_ms, write_report
+from benchkit import encryption_modes, peak_rss_mb, print_table, summary_ms, write_report
 
 from stratagate import StrataGate
 from stratagate.cli.ingest_job import model_options
@@ -82,14 +82,6 @@ def work_counts(memory: StrataGate) -> tuple[int, int]:
     live = getattr(runtime, "live", None)
     reads = live.counters.catch_up_reads if live is not None else 0
     return statements, reads
-
-
-def encryption_modes(text: str) -> list[str]:
-    """``on``, ``off`` or both (``on,off``): each mode is one full run."""
-    modes = [mode.strip() for mode in text.split(",") if mode.strip()]
-    if not modes or any(mode not in ("on", "off") for mode in modes):
-        raise argparse.ArgumentTypeError("--encryption takes on, off or on,off")
-    return modes
 
 
 @dataclass

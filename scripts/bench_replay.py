@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
-from benchkit import print_table, rss_mb, write_report
+from benchkit import encryption_modes, print_table, rss_mb, write_report
 from corpus import LogWriter, locomo_lines
 
 from projections.replay import hydrate, iter_records, replay, save_snapshot
@@ -178,14 +178,6 @@ def measure(args: argparse.Namespace, encryption: str) -> Measured:
         rss = child_rss(database, encryption)
         db_mb = sum(os.path.getsize(os.path.join(tmp, name)) for name in os.listdir(tmp)) / 2**20
     return Measured(wrote, total, saved, len(snapshot.payload), runs, cpu, counts, rss, db_mb)
-
-
-def encryption_modes(text: str) -> list[str]:
-    """``on``, ``off`` or both (``on,off``): each mode writes and replays its own log."""
-    modes = [mode.strip() for mode in text.split(",") if mode.strip()]
-    if not modes or any(mode not in ("on", "off") for mode in modes):
-        raise argparse.ArgumentTypeError("--encryption takes on, off or on,off")
-    return modes
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ path); tests load it the same way.
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import statistics
@@ -101,6 +102,14 @@ def machine() -> dict[str, Any]:
     }
 
 
+def encryption_modes(text: str) -> list[str]:
+    """``--encryption``: ``on``, ``off`` or both (``on,off``), each mode one full run."""
+    modes = [mode.strip() for mode in text.split(",") if mode.strip()]
+    if not modes or any(mode not in ("on", "off") for mode in modes):
+        raise argparse.ArgumentTypeError("--encryption takes on, off or on,off")
+    return modes
+
+
 def write_report(name: str, out: str | Path, **sections: Any) -> Path:
     """Write the benchmark's JSON report (name, time, machine and the given sections)."""
     report = {
@@ -144,6 +153,7 @@ def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
 
 __all__ = [
     "descendants",
+    "encryption_modes",
     "machine",
     "peak_rss_mb",
     "percentile",

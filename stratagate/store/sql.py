@@ -205,19 +205,18 @@ class SqlEventStore:
     ) -> list[StoredEvent]:
         sql = self._sql
         key = {"ns": namespace}
-        if sql.namespace_lock is not None:
-            # WHY: a catch-up reader tails ``global_position > N`` of one namespace and must
-            # never skip a row, which holds only if that namespace's rows become visible in
-            # position order: were its position 8 committed while its 7 is still in flight, a
-            # reader would see 8, move past 7 and never read it. So each writer holds the
-            # namespace's advisory lock from before it draws positions until it commits: the
-            # namespace's next writer cannot draw a position until this one has committed or
-            # rolled back, so per namespace commit order equals position order. Writers of
-            # other namespaces take other locks and do not wait. The lock also makes the
-            # expected-version check and the heads update race-free. SQLite serialises every
-            # writer with BEGIN IMMEDIATE instead. (What a reader of the *global* order may
-            # assume: docs/OPERATIONS.md.)
-            conn.exec_driver_sql(sql.namespace_lock, key)
+        # WHY: a catch-up reader tails ``global_position > N`` of one namespace and must
+        # never skip a row, which holds only if that namespace's rows become visible in
+        # position order: were its position 8 committed while its 7 is still in flight, a
+        # reader would see 8, move past 7 and never read it. So each writer holds the
+        # namespace's advisory lock from before it draws positions until it commits: the
+        # namespace's next writer cannot draw a position until this one has committed or
+        # rolled back, so per namespace commit order equals position order. Writers of
+        # other namespaces take other locks and do not wait. The lock also makes the
+        # expected-version check and the heads update race-free. SQLite serialises every
+        # writer with BEGIN IMMEDIATE instead. (What a reader of the *global* order may
+        # assume: docs/OPERATIONS.md.)
+        self._lock_namespace(conn, namespace)
         head = conn.exec_driver_sql(sql.head, key).first()
         if lease is not None:
             self._check_lease(conn, lease)
@@ -278,8 +277,7 @@ class SqlEventStore:
         """
         check_name("namespace", namespace)
         with self._transaction(write=True) as conn:
-            if self._sql.namespace_lock is not None:
-                conn.exec_driver_sql(self._sql.namespace_lock, {"ns": namespace})
+            self._lock_namespace(conn, namespace)
             row = conn.execute(
                 select(schema.leases).where(schema.leases.c.namespace == namespace)
             ).one_or_none()
@@ -545,8 +543,7 @@ class SqlEventStore:
         """Delete every row of ``namespace`` and record the purge in ``stratagate_purges``."""
         check_name("namespace", namespace)
         with self._transaction(write=True) as conn:
-            if self._sql.namespace_lock is not None:
-                conn.exec_driver_sql(self._sql.namespace_lock, {"ns": namespace})
+            self._lock_namespace(conn, namespace)
             head = conn.execute(
                 select(schema.heads).where(schema.heads.c.namespace == namespace)
             ).one_or_none()
@@ -628,6 +625,11 @@ class SqlEventStore:
     def _ensure_open(self) -> None:
         if self._closed:
             raise StorageError(f"the event store {self.url} is closed")
+
+    def _lock_namespace(self, conn: Connection, namespace: str) -> None:
+        """Hold ``namespace``'s advisory lock until commit (PostgreSQL; why: ``_append_in``)."""
+        if self._sql.namespace_lock is not None:
+            conn.exec_driver_sql(self._sql.namespace_lock, {"ns": namespace})
 
     @contextmanager
     def _transaction(
