@@ -30,6 +30,7 @@ from stratagate.errors import InvalidInputError, StorageError
 from stratagate.events.codec import open_data
 from stratagate.events.keyring import keys_for
 from stratagate.formats.external_memory import Decision, check_decision, parse_document
+from stratagate.log_transfer import export_log, import_log
 from stratagate.messages import (
     AddEvents,
     AppendTurn,
@@ -106,6 +107,8 @@ from stratagate.results import (
     HistoryRecord,
     HitList,
     ImportResult,
+    LogExportReport,
+    LogImportReport,
     NamespaceStats,
     RawHit,
     RecallContext,
@@ -740,6 +743,32 @@ class StrataGate:
                 )
             )
         return anchor
+
+    def export_log(self, path: str | os.PathLike[str]) -> LogExportReport:
+        """Write the namespace's log (every row as stored, with its data keys) to ``path`` as a
+        ``stratagate.log.v1`` JSONL file that ``StrataGate.import_log`` reads back anywhere."""
+        return export_log(self._store, self._namespace, path)
+
+    @classmethod
+    def import_log(
+        cls,
+        path: str | os.PathLike[str],
+        database: str | os.PathLike[str],
+        namespace: str | None = None,
+    ) -> LogImportReport:
+        """Check an exported log line by line and write it into ``database`` as ``namespace``
+        (default: its own name), which must be empty there; nothing is written unless every
+        line checks. Open the namespace afterwards to use it."""
+        url = database_url(database)
+        if url in (MEMORY_URL, ":memory:"):
+            raise InvalidInputError("import_log needs a durable database: a file path or a URL")
+        if namespace is not None:
+            check_namespace(namespace)
+        store = open_store(url)
+        try:
+            return import_log(path, store, namespace)
+        finally:
+            store.close()
 
     def state_at(self, position: int) -> MemoryView:
         """A read-only view of the namespace as of a global position (nothing is logged)."""

@@ -1,8 +1,8 @@
 """The ``stratagate`` command line: argument parsing, dispatch and exit statuses.
 
-The subcommands live in ``stratagate.cli.commands``, ``demo``, ``erase`` and ``serve``; each parser holds
-its handler as a typed callable, and those modules load only when a handler runs (they are lazy
-modules here), so ``--help`` and usage errors answer at once.
+The subcommands live in ``stratagate.cli.commands``, ``demo``, ``erase``, ``serve`` and
+``transfer``; each parser holds its handler as a typed callable, and those modules load only
+when a handler runs (they are lazy modules here), so ``--help`` and usage errors answer at once.
 A ``StrataGateError`` becomes one ``stratagate: error: …`` line on stderr and its exit status
 (see ``EXIT_CODES``); any other exception is a bug and keeps its traceback.
 """
@@ -48,11 +48,13 @@ if TYPE_CHECKING:
     from stratagate.cli import demo as run_demo
     from stratagate.cli import erase as run_erase
     from stratagate.cli import serve as run_serve
+    from stratagate.cli import transfer as run_transfer
 else:
     run_commands = lazy_module("stratagate.cli.commands")
     run_demo = lazy_module("stratagate.cli.demo")
     run_erase = lazy_module("stratagate.cli.erase")
     run_serve = lazy_module("stratagate.cli.serve")
+    run_transfer = lazy_module("stratagate.cli.transfer")
 
 EXIT_OK = 0
 EXIT_VERIFY_FAILED = 1
@@ -318,6 +320,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="POSITION",
         help="the global position to stop at (history prints positions)",
     )
+
+    export = command(
+        "export",
+        lambda a: run_transfer.export(a),
+        "write the namespace's log (rows as stored, with its keys) to a JSONL file",
+    )
+    export.add_argument(
+        "--output", required=True, metavar="FILE", help="the file to write (replaced whole)"
+    )
+    importing = command(
+        "import-log",
+        lambda a: run_transfer.import_log(a),
+        "check an exported log line by line, write it into --database and verify it",
+    )
+    importing.add_argument("path", metavar="FILE", help="a file `stratagate export` wrote")
+    for action in importing._actions:
+        if action.dest == "namespace":
+            action.default = None
+            action.help = "the namespace to import it as (default: the one it was exported from)"
 
     stats = command(
         "stats", lambda a: run_commands.stats(a), "counts of everything in the namespace"
