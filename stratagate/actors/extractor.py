@@ -239,11 +239,22 @@ class Extractor(Role):
         if not pairs:
             return ImportResult(batch_id=None, source_block_id=None, skipped_duplicates=skipped)
         records = self.state.events.records
-        for _, decision in pairs:
+        replaced: set[str] = set()
+        for planned, decision in pairs:
             if decision.target_event_id is not None and decision.target_event_id not in records:
                 raise UnknownIdError(
                     f"decide() target {decision.target_event_id!r} is not an event"
                 )
+            for old_id in planned.item.supersedes:
+                old = records.get(old_id)
+                if old is None:
+                    raise UnknownIdError(f"an item supersedes {old_id!r}, which is not an event")
+                if old.status != "active" or old_id in replaced:
+                    state = "superseded by another item" if old_id in replaced else old.status
+                    raise InvalidInputError(
+                        f"an item supersedes {old_id!r}, which is {state}, not active"
+                    )
+                replaced.add(old_id)
         now = self.options.now()
         messages = [planned.message for planned, _ in pairs]
         layers = deterministic_layers(messages)
@@ -313,18 +324,21 @@ class Extractor(Role):
                 )
             )
             result.added.append(card.id)
+            olds = list(planned.item.supersedes)
             if decision.action == "supersede":
                 assert target is not None
+                olds.append(target)
+            for old_id in dict.fromkeys(olds):
                 events.append(
                     EventSuperseded(
-                        event_id=target,
+                        event_id=old_id,
                         superseded_by=card.id,
                         import_batch_id=plan.batch_id,
                         at=now,
                     )
                 )
-                result.superseded.append(target)
-            elif decision.action == "conflict":
+                result.superseded.append(old_id)
+            if decision.action == "conflict":
                 result.conflicts.append(card.id)
         self._append(*events)
         return result

@@ -12,7 +12,13 @@ from typing import Any
 from stratagate.actors.live import LiveState
 from stratagate.actors.role import MessageHandler, Taken, handles
 from stratagate.actors.weight_keeper import WeightKeeper
-from stratagate.formats.external_memory import ImportPlan, PlannedItem, candidate, item_hash
+from stratagate.formats.external_memory import (
+    ImportPlan,
+    PlannedItem,
+    candidate,
+    data_trace,
+    item_hash,
+)
 from stratagate.messages import (
     MAX_QUERY_CHARS,
     CurrentTurn,
@@ -221,6 +227,7 @@ class Reader(MessageHandler):
                 content=item.text,
                 created_at=now,
                 thread_id=f"import:{batch_id}",
+                tool_calls=None if item.data is None else [data_trace(item.data)],
             )
             proposal = candidate(item, block_id=block_id, message_id=message.id)
             matches = [
