@@ -113,7 +113,7 @@ from stratagate.results import (
     VerifyReport,
 )
 from stratagate.store import EventStore, open_store
-from stratagate.store.memory import MEMORY_URL
+from stratagate.store.in_process import IN_PROCESS_URL
 from stratagate.store.sql import open_event_store
 
 R = TypeVar("R")
@@ -209,7 +209,7 @@ class StrataGate:
         if "snapshot_every" not in options and opts.runtime == "inline":
             opts = opts.with_(snapshot_every=0)  # nothing outlives the process: no snapshots
         temp_dir = None
-        database = MEMORY_URL
+        database = IN_PROCESS_URL
         if opts.runtime == "ray":  # actors are processes: they need a file to share
             temp_dir = tempfile.mkdtemp(prefix="stratagate-")
             database = str(Path(temp_dir) / "memory.db")

@@ -3,7 +3,7 @@
 ``records`` is the contract (rows in, rows out, the ``EventStore`` protocol), ``chain`` the
 per-namespace hash chain, ``leases`` the writer leases and their epochs, ``schema`` the tables,
 ``statements`` the hot-path SQL, ``sql`` the SQLAlchemy implementation for SQLite and
-PostgreSQL, ``memory`` the plain-Python implementation for ephemeral memories. Nothing here
+PostgreSQL, ``in_process`` the plain-Python implementation for ephemeral memories. Nothing here
 knows a domain event type.
 """
 
@@ -27,9 +27,9 @@ def open_store(database: str | os.PathLike[str]) -> EventStore:
     """The store ``database`` names: ``memory://`` is a plain-Python store of this process,
     anything else a SQL store (``stratagate.store.sql.open_event_store``)."""
     if isinstance(database, str) and database == "memory://":
-        from stratagate.store.memory import MemoryEventStore
+        from stratagate.store.in_process import InProcessEventStore
 
-        return MemoryEventStore()
+        return InProcessEventStore()
     from stratagate.store.sql import open_event_store
 
     return open_event_store(database)
