@@ -14,12 +14,12 @@ from typing import Any
 import orjson
 
 from projections.state import NamespaceState, resolve_components, snapshot_digest
-from stratagate.core.timeutil import format_utc, utc_now
 from stratagate.errors import LogIntegrityError, MasterKeyError
 from stratagate.events import Recorded, decode
 from stratagate.events.keyring import NamespaceKeys, keys_for
 from stratagate.store import GENESIS_HASH, EventStore, Snapshot, StoredEvent
 from stratagate.store.chain import row_fault
+from stratagate.timeutil import format_utc, utc_now
 
 PAGE_SIZE = 2000
 SNAPSHOT_FORMAT = 2

@@ -46,7 +46,6 @@ from stratagate.core.search_text import (
     weighted_tokens,
     word_tokens,
 )
-from stratagate.core.timeutil import partial_bounds
 from stratagate.events import (
     DomainEvent,
     EventAdded,
@@ -66,6 +65,7 @@ from stratagate.events import (
 )
 from stratagate.events.payloads import FactData, MessageData
 from stratagate.models import ElementFact, EventCard, RawMessage
+from stratagate.timeutil import partial_bounds
 
 EVENT_FIELD_WEIGHTS = {
     "title": 4,

@@ -16,13 +16,13 @@ from datetime import datetime
 from projections.replay import PAGE_SIZE, apply_at, decode_at, restore_snapshot
 from projections.state import NamespaceState
 from stratagate.anchors import Anchor, anchor_fault, checkpoint_key, make_anchor
-from stratagate.core.timeutil import format_utc
 from stratagate.errors import InvalidInputError, LogIntegrityError
 from stratagate.events import LogCheckpointed
 from stratagate.events.keyring import keys_for
 from stratagate.results import VerifyReport
 from stratagate.store import EventStore
 from stratagate.store.records import LogFault
+from stratagate.timeutil import format_utc
 
 SNAPSHOT_KEYS = ("inline", "sealer", "extractor", "projector", "weights")
 """The snapshots runtimes keep of a namespace: the inline runtime's, and one per Ray role."""

@@ -24,7 +24,6 @@ from stratagate.actors.runtime import Runtime
 from stratagate.anchors import Anchor, parse_anchor
 from stratagate.audit import take_anchor, verify_log
 from stratagate.callbacks import invoke, validate_output
-from stratagate.core.timeutil import parse_datetime
 from stratagate.core.turn_input import check_thread_id, check_time, turn_messages
 from stratagate.errors import InvalidInputError, StorageError
 from stratagate.events.codec import open_data
@@ -115,6 +114,7 @@ from stratagate.results import (
 from stratagate.store import EventStore, open_store
 from stratagate.store.in_process import IN_PROCESS_URL
 from stratagate.store.sql import open_event_store
+from stratagate.timeutil import parse_datetime
 
 R = TypeVar("R")
 

@@ -14,7 +14,6 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from stratagate.core.timeutil import parse_datetime
 from stratagate.errors import InvalidInputError
 from stratagate.formats.external_memory import Decision, ExternalMemoryDocument, ImportPlan
 from stratagate.models import (
@@ -45,6 +44,7 @@ from stratagate.results import (
     RawHit,
     RecallContext,
 )
+from stratagate.timeutil import parse_datetime
 
 R = TypeVar("R")
 

@@ -13,7 +13,6 @@ from projections.jobs import ProjectionJobRecord
 from stratagate.actors.role import Role, error_text, handles
 from stratagate.callbacks import invoke, is_local, resolve, validate_output
 from stratagate.core.facts import plan_projection, projection_diagnostic, touched_elements
-from stratagate.core.timeutil import partial_bounds
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.events import (
     ELEMENTS,
@@ -39,6 +38,7 @@ from stratagate.models import (
     ElementProjectionResult,
     EventCard,
 )
+from stratagate.timeutil import partial_bounds
 
 
 def event_time(card: EventCard) -> datetime | None:

@@ -18,7 +18,6 @@ from typing import Literal
 from stratagate.actors.erasure import event_key_names, thread_key_names
 from stratagate.actors.role import Role, handles
 from stratagate.core.gate import normalize_assessment
-from stratagate.core.timeutil import format_utc
 from stratagate.errors import InvalidInputError, ReceiptConflictError, UnknownIdError
 from stratagate.events import (
     WEIGHTS,
@@ -49,6 +48,7 @@ from stratagate.messages import (
 )
 from stratagate.models import RetrievalAssessment, UsageAudit, UsageReceipt
 from stratagate.results import ErasureReport
+from stratagate.timeutil import format_utc
 
 
 class WeightKeeper(Role):

@@ -40,7 +40,6 @@ from stratagate.cli.views import (
     stats_lines,
 )
 from stratagate.core.search_text import search_tokens
-from stratagate.core.timeutil import utc_now
 from stratagate.errors import InvalidInputError, ReadOnlyError, UnknownIdError, WriterBusyError
 from stratagate.events import EVENT_TYPES
 from stratagate.memory import (
@@ -52,6 +51,7 @@ from stratagate.memory import (
 from stratagate.read.view import MemoryView
 from stratagate.results import VerifyReport
 from stratagate.store.sql import SqlEventStore, open_event_store
+from stratagate.timeutil import utc_now
 
 
 class NothingThereError(UnknownIdError):

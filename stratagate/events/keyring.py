@@ -33,10 +33,10 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from stratagate.core.timeutil import format_utc, utc_now
 from stratagate.errors import LogIntegrityError, MasterKeyError, StorageError
 from stratagate.events.content_fields import CONTENT, field_slots, objects_at
 from stratagate.store import DataKey, EventStore
+from stratagate.timeutil import format_utc, utc_now
 
 MASTER_KEY_ENV = "STRATAGATE_MASTER_KEY"
 ENCRYPTION_ENV = "STRATAGATE_ENCRYPTION"

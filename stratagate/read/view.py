@@ -14,7 +14,6 @@ from projections.blocks import BlockRecord, thread_key
 from projections.state import NamespaceState
 from stratagate.core.layers import readable_transcript, render_raw
 from stratagate.core.memory_weight import memory_weight
-from stratagate.core.timeutil import parse_datetime
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.messages import SearchElements, SearchEvents, SearchRaw
 from stratagate.models import (
@@ -36,6 +35,7 @@ from stratagate.results import (
     NamespaceStats,
     RawHit,
 )
+from stratagate.timeutil import parse_datetime
 
 LEVEL_LABELS = {
     0: "L0 title",

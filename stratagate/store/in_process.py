@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from stratagate.core.timeutil import format_utc, utc_now
 from stratagate.errors import (
     FencedWriterError,
     InvalidInputError,
@@ -41,6 +40,7 @@ from stratagate.store.validation import (
     is_count,
     replayed,
 )
+from stratagate.timeutil import format_utc, utc_now
 
 IN_PROCESS_URL = "memory://"
 

@@ -25,7 +25,6 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
-from stratagate.core.timeutil import format_utc, utc_now
 from stratagate.errors import (
     FencedWriterError,
     InvalidInputError,
@@ -55,6 +54,7 @@ from stratagate.store.validation import (
     is_count,
     replayed,
 )
+from stratagate.timeutil import format_utc, utc_now
 
 SQLITE_BUSY_TIMEOUT_S = 30.0
 """How long a SQLite writer waits for another process's write lock before failing."""
