@@ -36,9 +36,9 @@ from benchkit import encryption_modes, peak_rss_mb, print_table, summary_ms, wri
 
 from stratagate import StrataGate
 from stratagate.cli.ingest_job import model_options
-from stratagate.events.keyring import ENCRYPTION_ENV
 from stratagate.formats.locomo import default_data_dir
 from stratagate.formats.turn_files import FileTurn, read_turn_file
+from stratagate.store.keys import ENCRYPTION_ENV
 
 
 def locomo_turns(conversations: int) -> list[FileTurn]:

@@ -18,9 +18,9 @@ from projections.state import NamespaceState
 from stratagate.anchors import Anchor, anchor_fault, checkpoint_key, make_anchor
 from stratagate.errors import InvalidInputError, LogIntegrityError
 from stratagate.events import LogCheckpointed
-from stratagate.events.keyring import keys_for
 from stratagate.results import VerifyReport
 from stratagate.store import EventStore
+from stratagate.store.keys import keys_for
 from stratagate.store.records import LogFault
 from stratagate.timeutil import format_utc
 

@@ -27,7 +27,6 @@ from stratagate.callbacks import invoke, validate_output
 from stratagate.core.turn_input import check_thread_id, check_time, turn_messages
 from stratagate.errors import InvalidInputError, StorageError
 from stratagate.events.codec import open_data
-from stratagate.events.keyring import keys_for
 from stratagate.formats.external_memory import Decision, check_decision, parse_document
 from stratagate.messages import (
     AddEvents,
@@ -113,6 +112,7 @@ from stratagate.results import (
 )
 from stratagate.store import EventStore, open_store
 from stratagate.store.in_process import IN_PROCESS_URL
+from stratagate.store.keys import keys_for
 from stratagate.store.sql import open_event_store
 from stratagate.timeutil import parse_datetime
 

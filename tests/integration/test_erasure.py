@@ -13,7 +13,7 @@ from projections.replay import replay
 from stratagate import StrataGate
 from stratagate.errors import MasterKeyError, UnknownIdError
 from stratagate.events.content_fields import ERASED
-from stratagate.events.keyring import MASTER_KEY_ENV, new_master_key
+from stratagate.store.keys import MASTER_KEY_ENV, new_master_key
 from tests.support.fakes import KeywordExtractor, TitleSummarizer, UsesProjector
 
 SECRET = "zebrafishdb"

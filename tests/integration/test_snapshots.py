@@ -11,8 +11,8 @@ import pytest
 
 from projections.replay import hydrate, load_snapshot, replay
 from stratagate import StrataGate
-from stratagate.events.keyring import keys_for
 from stratagate.store import EventStore, Snapshot
+from stratagate.store.keys import keys_for
 from stratagate.store.sql import open_event_store
 
 KEY = "inline"

@@ -14,9 +14,10 @@ from pydantic import BaseModel
 from stratagate.events import EVENT_TYPES, decode_payload
 from stratagate.events.codec import encode_all, open_data
 from stratagate.events.content_fields import CONTENT, ERASED
-from stratagate.events.keyring import Keyring, MasterKey, keys_for
+from stratagate.events.encryption import open_content, open_content_text
 from stratagate.store import DataKey
 from stratagate.store.in_process import InProcessEventStore
+from stratagate.store.keys import Keyring, MasterKey, keys_for
 from tests.support.event_examples import build
 
 SECRET = "sesame-xyzzy"
@@ -72,10 +73,10 @@ def test_content_is_sealed_and_opens_to_the_same_event(name: str) -> None:
     assert ('"$sealed"' in payload) is (name not in NOTHING_TO_SEAL)
     keys = keys_for(store, "ns")
     assert decode_payload(name, type(event).schema_version, payload, keys) == event
-    fast = keys.open_text(payload) if name not in NOTHING_TO_SEAL else payload
+    fast = open_content_text(keys, payload) if name not in NOTHING_TO_SEAL else payload
     assert fast is not None and orjson.loads(fast) == event.model_dump(mode="json")
     slow = orjson.loads(payload)
-    keys.open(name, slow)
+    open_content(keys, name, slow)
     assert slow == event.model_dump(mode="json")
 
 
@@ -104,9 +105,9 @@ def test_any_text_round_trips_through_both_ways_of_opening(text: str) -> None:
     event, payload = sealed_row(store, "BlockSealed", text)
     keys = keys_for(store, "ns")
     assert decode_payload("BlockSealed", 1, payload, keys) == event
-    fast = keys.open_text(payload)
+    fast = open_content_text(keys, payload)
     slow = orjson.loads(payload)
-    keys.open("BlockSealed", slow)
+    open_content(keys, "BlockSealed", slow)
     assert fast is not None and orjson.loads(fast) == slow
 
 
