@@ -24,7 +24,7 @@ from projections.replay import hydrate
 from projections.replay import replay as replay_until
 from stratagate.anchors import Anchor, parse_anchor
 from stratagate.audit import namespace_exists, take_anchor, verify_log
-from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
+from stratagate.cli.constants import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.formatting import json_text
 from stratagate.cli.ingest_job import FileResult, job_files, model_options, run_job
 from stratagate.cli.progress import Progress

@@ -11,12 +11,11 @@ from __future__ import annotations
 import argparse
 
 from stratagate.cli.commands import emit, emit_json, existing_memory, log_head, namespaces
+from stratagate.cli.constants import EXIT_OK
 from stratagate.errors import InvalidInputError
 from stratagate.results import ErasureReport
 from stratagate.store.sql import open_event_store
 from stratagate.timeutil import format_utc, utc_now
-
-EXIT_OK = 0
 
 
 def confirm(args: argparse.Namespace, what: str) -> None:

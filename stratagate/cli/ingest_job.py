@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stratagate.cli.app import DEFAULT_NAMESPACE
+from stratagate.cli.constants import DEFAULT_NAMESPACE
 from stratagate.cli.progress import Progress
 from stratagate.errors import InvalidInputError, ModelError, ReceiptConflictError
 from stratagate.formats.turn_files import FileTurn, TurnFileError, read_turn_file
