@@ -24,6 +24,7 @@ from stratagate.actors.runtime import Runtime
 from stratagate.anchors import Anchor, parse_anchor
 from stratagate.audit import take_anchor, verify_log
 from stratagate.callbacks import invoke, validate_output
+from stratagate.core.filters import ElementFilters, EventFilters, RawFilters
 from stratagate.core.turn_input import check_thread_id, check_time, turn_messages
 from stratagate.errors import InvalidInputError, StorageError
 from stratagate.events.codec import open_data
@@ -554,29 +555,28 @@ class StrataGate:
         happened_to: datetime | str | None = None,
     ) -> HitList[EventHit]:
         """Hybrid event search (BM25 + structured rankings, RRF); the batch is logged."""
-        return self._send(
-            SearchEvents(
-                query=query,
-                limit=limit,
-                temporal_intent=temporal_intent,
-                participants=participants,
-                event_type=event_type,
-                happened_from=happened_from,
-                happened_to=happened_to,
-            )
+        filters = EventFilters(
+            temporal_intent=temporal_intent,
+            participants=participants,
+            event_type=event_type,
+            happened_from=happened_from,
+            happened_to=happened_to,
         )
+        return self._send(SearchEvents(query=query, limit=limit, filters=filters))
 
     def search_elements(
         self, query: str, *, limit: int = 8, name: str | None = None, type: str | None = None
     ) -> HitList[ElementHit]:
         """Fact-level element search; the batch is logged."""
-        return self._send(SearchElements(query=query, limit=limit, name=name, type=type))
+        filters = ElementFilters(name=name, type=type)
+        return self._send(SearchElements(query=query, limit=limit, filters=filters))
 
     def search_raw_memory(
         self, query: str, *, limit: int = 6, thread_id: str | None = None
     ) -> HitList[RawHit]:
         """Ranked source messages (with neighbours); the batch is logged."""
-        return self._send(SearchRaw(query=query, limit=limit, thread_id=thread_id))
+        filters = RawFilters(thread_id=thread_id)
+        return self._send(SearchRaw(query=query, limit=limit, filters=filters))
 
     def expand_event(self, event_id: str) -> ExpandedEvent:
         """The card, its source block and the exact messages it cites."""

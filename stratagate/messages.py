@@ -9,11 +9,18 @@ an ``EventCard`` to a type checker. Which role handles which message is the rout
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from stratagate.core.filters import (
+    ElementFilters,
+    EventFilters,
+    Limit,
+    Moment,
+    QueryText,
+    RawFilters,
+)
 from stratagate.errors import InvalidInputError
 from stratagate.formats.external_memory import Decision, ExternalMemoryDocument, ImportPlan
 from stratagate.models import (
@@ -44,51 +51,17 @@ from stratagate.results import (
     RawHit,
     RecallContext,
 )
-from stratagate.timeutil import parse_datetime
 
 R = TypeVar("R")
 
-MAX_LIMIT = 10_000
-"""The largest ``limit`` a search accepts (larger asks are input errors, not slow queries)."""
-MAX_QUERY_CHARS = 4_000
-"""The longest query text a search accepts (a query is a question, not a document)."""
 MAX_BUDGET = 1_000_000
 """The largest token budget or entry count ``recall_context`` accepts."""
-
-
-def _limit(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LIMIT:
-        raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {value!r}")
-    return value
 
 
 def _count(value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_BUDGET:
         raise ValueError(f"must be an integer from 0 to {MAX_BUDGET}, got {value!r}")
     return value
-
-
-def _query(value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"query must be a string, got {type(value).__name__}")
-    if len(value) > MAX_QUERY_CHARS:
-        raise ValueError(f"query is {len(value)} characters, more than {MAX_QUERY_CHARS}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(f"query is not valid Unicode text: {exc.reason}") from exc
-    return value
-
-
-def _moment(value: object) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, datetime | str):
-        raise ValueError(f"not a datetime or ISO-8601 text: {value!r}")
-    try:
-        return parse_datetime(value)
-    except ValueError as exc:
-        raise ValueError(f"not a datetime or ISO-8601 text: {value!r}") from exc
 
 
 def _text_id(value: object) -> str:
@@ -109,21 +82,9 @@ def _reason(value: object) -> str:
     return value
 
 
-def _optional_list(value: object) -> list[str] | None:
-    if value is None:
-        return None
-    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
-        raise ValueError(f"must be a list of strings, got {type(value).__name__}")
-    return list(value)
-
-
-Limit = Annotated[int, BeforeValidator(_limit)]
 Count = Annotated[int, BeforeValidator(_count)]
-QueryText = Annotated[str, BeforeValidator(_query)]
-Moment = Annotated[datetime | None, BeforeValidator(_moment)]
 Id = Annotated[str, BeforeValidator(_text_id)]
 Reason = Annotated[str, BeforeValidator(_reason)]
-OptionalIds = Annotated[list[str] | None, BeforeValidator(_optional_list)]
 Governance = Literal["pin", "unpin", "forget", "restore", "archive"]
 
 
@@ -396,11 +357,7 @@ class SearchEvents(Query[HitList[EventHit]]):
 
     query: QueryText
     limit: Limit = 6
-    temporal_intent: str | None = None
-    participants: OptionalIds = None
-    event_type: str | None = None
-    happened_from: Moment = None
-    happened_to: Moment = None
+    filters: EventFilters = EventFilters()
 
 
 class SearchElements(Query[HitList[ElementHit]]):
@@ -408,8 +365,7 @@ class SearchElements(Query[HitList[ElementHit]]):
 
     query: QueryText
     limit: Limit = 8
-    name: str | None = None
-    type: str | None = None
+    filters: ElementFilters = ElementFilters()
 
 
 class SearchRaw(Query[HitList[RawHit]]):
@@ -417,7 +373,7 @@ class SearchRaw(Query[HitList[RawHit]]):
 
     query: QueryText
     limit: Limit = 6
-    thread_id: str | None = None
+    filters: RawFilters = RawFilters()
 
 
 class Recall(Query[RecallContext]):
@@ -438,13 +394,14 @@ class PlanImport(Query[ImportPlan]):
 
 
 def search_options(message: SearchEvents | SearchElements | SearchRaw | Recall) -> dict[str, Any]:
-    """A search's options as logged with its batch: every set field but the query, JSON-able."""
-    return message.model_dump(mode="json", exclude={"query"}, exclude_none=True)
+    """A search's options as logged with its batch: every set field but the query, JSON-able,
+    its filters among them (one flat mapping, as batches have always recorded them)."""
+    options = message.model_dump(mode="json", exclude={"query", "filters"}, exclude_none=True)
+    filters = getattr(message, "filters", None)
+    return options if filters is None else {**options, **filters.logged()}
 
 
 __all__ = [
-    "MAX_LIMIT",
-    "MAX_QUERY_CHARS",
     "AddEvents",
     "AppendTurn",
     "AppendTurns",
