@@ -1,18 +1,22 @@
 """Every operation on a namespace as one frozen, typed message: commands change the log,
-queries read the read models.
+queries read the read models or the log itself.
 
-A message is validated once, where it is built (in the façade); the role that handles it
-trusts its fields. ``Message[R]`` names the result type, so ``runtime.send(GetEvent(...))`` is
-an ``EventCard`` to a type checker. Which role handles which message is the routing table of
-``stratagate.actors.routing``. Invalid fields raise ``InvalidInputError`` naming the field.
+A message is validated once, where it is built (in the façade); the handler that answers it
+trusts its fields. ``Message[R]`` names what the caller gets back, so
+``runtime.send(GetEvent(...))`` is an ``EventCard`` to a type checker: the handler's answer,
+or, for a command with follow-up work, the outcome ``stratagate.actors.pipeline`` makes of it.
+Which handler answers which message is read from the handlers' own ``@handles`` marks
+(``stratagate.actors.registry``). Invalid fields raise ``InvalidInputError`` naming the field.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from stratagate.anchors import Anchor
 from stratagate.core.filters import (
     ElementFilters,
     EventFilters,
@@ -39,17 +43,24 @@ from stratagate.models import (
     UtcDatetime,
     first_error,
 )
+from stratagate.read.view import MemoryView
 from stratagate.results import (
+    AppendTurnResult,
+    AppendTurnsResult,
     BlockContextEntry,
     ElementHit,
     ErasureReport,
     EventHit,
     ExpandedEvent,
+    HistoryRecord,
     HitList,
     ImportResult,
+    LogSummary,
     NamespaceStats,
     RawHit,
     RecallContext,
+    ResumePendingResult,
+    VerifyReport,
 )
 
 R = TypeVar("R")
@@ -82,7 +93,18 @@ def _reason(value: object) -> str:
     return value
 
 
+MAX_POSITION = 2**63 - 1
+"""The largest global position a log can hold (its column is a signed 64-bit integer)."""
+
+
+def _position(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_POSITION:
+        raise ValueError(f"must be an integer from 0 to {MAX_POSITION}, got {value!r}")
+    return value
+
+
 Count = Annotated[int, BeforeValidator(_count)]
+Position = Annotated[int, BeforeValidator(_position)]
 Id = Annotated[str, BeforeValidator(_text_id)]
 Reason = Annotated[str, BeforeValidator(_reason)]
 Governance = Literal["pin", "unpin", "forget", "restore", "archive"]
@@ -125,21 +147,38 @@ class ApplySettings(Command[bool]):
     """Log the opener's explicit block size / decay lambda when they differ from the record."""
 
 
-class AppendTurn(Command[TurnAck]):
-    """Make one validated turn durable (ids and times already decided by the façade)."""
+Processing = Literal["wait", "background", "defer"]
+"""What follows a turn once it is durable: the derived work now (``wait``), on its own
+(``background``: ``drain`` waits for it), or not yet (``defer``: the next turn or
+``resume_pending_work`` does it)."""
+
+
+class AppendTurn(Command[AppendTurnResult]):
+    """Make one validated turn durable (ids and times already decided by the façade), then
+    seal, extract and project what is ready as ``processing`` says."""
 
     command_id: str
     thread_id: str | None
     receipt_id: str | None
     messages: list[RawMessage] = Field(min_length=1)
     at: UtcDatetime
+    processing: Processing = "wait"
 
 
-class AppendTurns(Command[list[TurnAck]]):
+class AppendTurns(Command[AppendTurnsResult]):
     """Make many turns durable in as few commits as possible; each is acknowledged only once
-    it is durable, and each receipt id is honoured as if appended alone."""
+    it is durable, and each receipt id is honoured as if appended alone. What follows is
+    the batch's ``processing`` (its turns' own is not read)."""
 
     turns: list[AppendTurn] = Field(min_length=1)
+    processing: Processing = "wait"
+
+
+class ResumePending(Command[ResumePendingResult]):
+    """Retry failed or interrupted seals, extractions and projections, then finish what is
+    ready (no role answers it: it is follow-up work alone)."""
+
+    retry_skipped: bool = False
 
 
 class SealReady(Command[list[MemoryBlock]]):
@@ -170,6 +209,15 @@ class AddEvents(Command[list[EventCard]]):
     """Add callers' cards, each citing an existing block; projection jobs follow."""
 
     events: list[EventCardInput] = Field(min_length=1)
+
+
+class ImportMemory(Command[ImportResult]):
+    """Import an external-memory document: plan it, let ``decide`` (run in the caller's
+    process, before anything is appended) answer each candidate, append the batch, project."""
+
+    document: ExternalMemoryDocument
+    top_k: Annotated[int, Field(ge=1, le=50, strict=True)] = 5
+    decide: Callable[[EventCardInput, list[EventCard]], Any] | None = None
 
 
 class ImportExternal(Command[ImportResult]):
@@ -249,19 +297,19 @@ class RecordUse(Command[UsageReceipt]):
     audit: UsageAudit | None = None
 
 
-class Govern(Command[bool]):
-    """Pin, unpin, forget, restore or archive an event (False when it already was)."""
+class Govern(Command[EventCard]):
+    """Pin, unpin, forget, restore or archive an event; answers the card as it now is."""
 
     action: Governance
     event_id: Id
 
 
-class SealCheckpoint(Command[None]):
-    """Log a sealed checkpoint of the namespace's head (``LogCheckpointed``)."""
+class LogCheckpoint(Command[None]):
+    """Log a signed anchor of the namespace's head (``LogCheckpointed``)."""
 
     position: int
     head_hash: str
-    seal: str
+    signature: str
 
 
 class EraseThread(Command[ErasureReport]):
@@ -349,7 +397,8 @@ class HasReceipt(Query[bool]):
 
 
 class GetStats(Query[NamespaceStats]):
-    revision: int
+    """Counts of everything in the namespace, its revision and when its last event was
+    recorded."""
 
 
 class SearchEvents(Query[HitList[EventHit]]):
@@ -393,6 +442,43 @@ class PlanImport(Query[ImportPlan]):
     top_k: Annotated[int, Field(ge=1, le=50, strict=True)] = 5
 
 
+# -- the log (answered by each runtime itself, from its own store connection) -----------------
+
+
+class Revision(Query[int]):
+    """How many domain events the namespace has logged."""
+
+
+class History(Query[list[HistoryRecord]]):
+    """Logged domain events after a global position, in order (of one type, at most ``limit``)."""
+
+    since: Position = 0
+    limit: Annotated[int | None, Field(ge=1, strict=True)] = None
+    event_type: str | None = None
+
+
+class SummarizeLog(Query[LogSummary]):
+    """What the log holds of the namespace: presence, revision, last positions."""
+
+
+class Verify(Query[VerifyReport]):
+    """Check the chain (and that the log still extends ``anchor``) and rebuild every read
+    model from the log, comparing it with the live ones."""
+
+    anchor: Anchor | None = None
+
+
+class StateAt(Query[MemoryView]):
+    """A read-only view of the namespace as of a global position (nothing is logged)."""
+
+    position: Position
+
+
+class TakeAnchor(Query[Anchor]):
+    """An anchor of the namespace's head now; a signed one is then logged too (``LogCheckpoint``,
+    unless the memory is read-only)."""
+
+
 def search_options(message: SearchEvents | SearchElements | SearchRaw | Recall) -> dict[str, Any]:
     """A search's options as logged with its batch: every set field but the query, JSON-able,
     its filters among them (one flat mapping, as batches have always recorded them)."""
@@ -402,6 +488,7 @@ def search_options(message: SearchEvents | SearchElements | SearchRaw | Recall) 
 
 
 __all__ = [
+    "MAX_POSITION",
     "AddEvents",
     "AppendTurn",
     "AppendTurns",
@@ -425,7 +512,9 @@ __all__ = [
     "GetStats",
     "Govern",
     "HasReceipt",
+    "History",
     "ImportExternal",
+    "ImportMemory",
     "LiftBlock",
     "ListBlocks",
     "ListElements",
@@ -434,19 +523,26 @@ __all__ = [
     "ListOpenTail",
     "ListProjectionJobs",
     "ListUsageReceipts",
+    "LogCheckpoint",
     "Message",
     "PlanImport",
+    "Processing",
     "Query",
     "QueueProjections",
     "Recall",
     "RecordBatch",
     "RecordUse",
+    "ResumePending",
+    "Revision",
     "RunProjections",
-    "SealCheckpoint",
     "SealReady",
     "SearchElements",
     "SearchEvents",
     "SearchRaw",
+    "StateAt",
+    "SummarizeLog",
+    "TakeAnchor",
     "TurnAck",
     "UndoImport",
+    "Verify",
 ]

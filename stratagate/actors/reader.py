@@ -12,6 +12,7 @@ from typing import Any
 from stratagate.actors.live import LiveState
 from stratagate.actors.role import MessageHandler, Taken, handles
 from stratagate.actors.weight_keeper import WeightKeeper
+from stratagate.audit import last_event_at
 from stratagate.core.filters import MAX_QUERY_CHARS, EventFilters
 from stratagate.formats.external_memory import ImportPlan, PlannedItem, candidate, item_hash
 from stratagate.messages import (
@@ -63,7 +64,11 @@ from stratagate.results import (
 
 
 class Reader(MessageHandler):
-    """Query handler over one namespace's read models (every model)."""
+    """Query handler over one namespace's read models (every model), hosted beside the weight
+    keeper (same process, same state)."""
+
+    name = "reader"
+    host = "weights"
 
     def __init__(self, live: LiveState, weights: WeightKeeper) -> None:
         self.live = live
@@ -137,8 +142,10 @@ class Reader(MessageHandler):
         return self.view.has_ingestion_receipt(query.receipt_id)
 
     @handles(GetStats)
-    def stats(self, query: GetStats) -> NamespaceStats:
-        return self.view.stats(query.revision)
+    def stats(self, _: GetStats) -> NamespaceStats:
+        store, namespace = self.live.store, self.live.namespace
+        stats = self.view.stats(store.count(namespace))
+        return stats.model_copy(update={"last_event_at": last_event_at(store, namespace)})
 
     # -- searches (each logs its batch) -----------------------------------------------------
 

@@ -268,10 +268,6 @@ def run_job(
     then the failure is raised (everything appended stays in; a rerun resumes). Ctrl-C does
     the same.
     """
-    if options.get("runtime") == "ray":  # once, here: workers racing to start Ray start two
-        from stratagate.actors.ray_runtime import ensure_ray
-
-        ensure_ray(options.get("ray_address"))
     by_namespace: dict[str, list[JobFile]] = {}
     for file in files:
         by_namespace.setdefault(file.namespace, []).append(file)
