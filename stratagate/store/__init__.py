@@ -1,6 +1,8 @@
 """The durable event store: one table of hash-chained rows, behind a small protocol.
 
-``records`` is the contract (rows in, rows out, the ``EventStore`` protocol), ``chain`` the
+``records`` is the contract (rows in, rows out, and one protocol per capability: ``EventLog``,
+``LeaseStore``, ``SnapshotStore``, ``KeyStore``, ``PurgeStore``; ``EventStore`` is all of
+them), ``keys`` the data keys of encrypted content, ``engines`` the connections, ``chain`` the
 per-namespace hash chain, ``leases`` the writer leases and their epochs, ``schema`` the tables,
 ``statements`` the hot-path SQL, ``sql`` the SQLAlchemy implementation for SQLite and
 PostgreSQL, ``in_process`` the plain-Python implementation for ephemeral memories. Nothing here
@@ -15,10 +17,15 @@ from stratagate.store.leases import Holder, Lease
 from stratagate.store.records import (
     GENESIS_HASH,
     DataKey,
+    EventLog,
     EventStore,
+    KeyStore,
+    LeaseStore,
     NewEvent,
     PurgeRecord,
+    PurgeStore,
     Snapshot,
+    SnapshotStore,
     StoredEvent,
 )
 
@@ -38,12 +45,17 @@ def open_store(database: str | os.PathLike[str]) -> EventStore:
 __all__ = [
     "GENESIS_HASH",
     "DataKey",
+    "EventLog",
     "EventStore",
     "Holder",
+    "KeyStore",
     "Lease",
+    "LeaseStore",
     "NewEvent",
     "PurgeRecord",
+    "PurgeStore",
     "Snapshot",
+    "SnapshotStore",
     "StoredEvent",
     "open_store",
 ]

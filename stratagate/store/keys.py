@@ -33,7 +33,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from stratagate.errors import LogIntegrityError, MasterKeyError, StorageError
-from stratagate.store.records import DataKey, EventStore
+from stratagate.store.records import DataKey, KeyStore
 from stratagate.timeutil import format_utc, utc_now
 
 MASTER_KEY_ENV = "STRATAGATE_MASTER_KEY"
@@ -286,7 +286,7 @@ class NamespaceKeys:
 class Keyring:
     """The data keys of one store, per namespace, with its master key and encryption switch."""
 
-    def __init__(self, store: EventStore, *, master: MasterKey | None, encrypt: bool) -> None:
+    def __init__(self, store: KeyStore, *, master: MasterKey | None, encrypt: bool) -> None:
         self.store = store
         self.master = master
         self.encrypt = encrypt
@@ -323,11 +323,11 @@ class Keyring:
         return self.master.unwrap(blob, row.key_id)
 
 
-_KEYRINGS: weakref.WeakKeyDictionary[EventStore, Keyring] = weakref.WeakKeyDictionary()
+_KEYRINGS: weakref.WeakKeyDictionary[KeyStore, Keyring] = weakref.WeakKeyDictionary()
 _KEYRINGS_LOCK = threading.Lock()
 
 
-def keyring_for(store: EventStore) -> Keyring:
+def keyring_for(store: KeyStore) -> Keyring:
     """The keyring of ``store`` (one per store object; the master key and the encryption
     switch are read from the environment when it is first asked for)."""
     with _KEYRINGS_LOCK:
@@ -339,7 +339,7 @@ def keyring_for(store: EventStore) -> Keyring:
         return keyring
 
 
-def keys_for(store: EventStore, namespace: str) -> NamespaceKeys:
+def keys_for(store: KeyStore, namespace: str) -> NamespaceKeys:
     """The data keys of ``namespace`` in ``store``."""
     return keyring_for(store).of(namespace)
 
