@@ -76,8 +76,8 @@ def ingest_one(memory: StrataGate, turns: list[FileTurn], batch: int, took: list
 
 def work_counts(memory: StrataGate) -> tuple[int, int]:
     """SQL statements the memory's store ran and the log reads its live state made."""
-    store = getattr(memory, "_store", None)
     runtime = getattr(memory, "_runtime", None)
+    store = getattr(runtime, "store", None)
     statements = getattr(getattr(store, "counters", None), "statements", 0)
     live = getattr(runtime, "live", None)
     reads = live.counters.catch_up_reads if live is not None else 0
