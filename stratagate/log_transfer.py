@@ -19,13 +19,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, NoReturn
 
 import orjson
 
-from stratagate import __version__
-from stratagate.core.timeutil import format_utc, utc_now
 from stratagate.errors import (
     InvalidInputError,
     LogFileError,
@@ -34,14 +33,7 @@ from stratagate.errors import (
     StorageConflictError,
     UnknownIdError,
 )
-from stratagate.events.keyring import (
-    MASTER_KEY_ENV,
-    SEALED,
-    DataCipher,
-    MasterKey,
-    keyring_for,
-    master_key_from_env,
-)
+from stratagate.events.encryption import ENCRYPTED
 from stratagate.log_file import (
     CheckedRow,
     KeyLine,
@@ -54,10 +46,18 @@ from stratagate.log_file import (
 from stratagate.results import LogExportReport, LogImportReport
 from stratagate.store import DataKey, EventStore, StoredEvent
 from stratagate.store.chain import row_fault
+from stratagate.store.keys import (
+    MASTER_KEY_ENV,
+    DataCipher,
+    MasterKey,
+    keyring_for,
+    master_key_from_env,
+)
 from stratagate.store.records import GENESIS_HASH, ImportedLog
+from stratagate.timeutil import format_utc, utc_now
 
 _PAGE = 1000
-_SEALED_START = '{"' + SEALED + '":'
+_SEALED_START = '{"' + ENCRYPTED + '":'
 CHECKPOINT_EVENT = "LogCheckpointed"
 """The event that seals the log's own positions and hashes: it cannot move to new ones."""
 
@@ -80,7 +80,7 @@ def export_log(store: EventStore, namespace: str, path: str | os.PathLike[str]) 
         head_position=head,
         head_hash=last.hash,
         exported_at=format_utc(utc_now()),
-        exported_by=f"stratagate {__version__}",
+        exported_by=_exporter(),
     )
     target = Path(path)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
@@ -201,7 +201,7 @@ def _check_sealed(
     path: Path, checked: CheckedRow, openers: Mapping[str, DataCipher | None]
 ) -> None:
     try:
-        sealed = orjson.loads(checked.row.payload)[SEALED]
+        sealed = orjson.loads(checked.row.payload)[ENCRYPTED]
     except (orjson.JSONDecodeError, TypeError, KeyError):
         _refuse(path, checked, "its payload is not the JSON its hash covers")
     for key_id, text in sealed.items():
@@ -285,6 +285,14 @@ def _key_for_file(key: DataKey, master: MasterKey | None) -> DataKey:
 def _wrapped_by(live: list[DataKey]) -> str | None:
     marks = {key.wrapped for key in live}
     return marks.pop() if len(marks) == 1 else None
+
+
+def _exporter() -> str:
+    """What wrote the file: this package and its version."""
+    try:
+        return f"stratagate {version('stratagate')}"
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        return "stratagate"
 
 
 def _stable_head(store: EventStore, namespace: str) -> tuple[int, int]:

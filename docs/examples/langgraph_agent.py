@@ -27,7 +27,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
 from stratagate import StrataGate
-from stratagate.integrations.langchain_middleware import StrataGateMiddleware
+from stratagate.integrations.langgraph.middleware import StrataGateMiddleware
 
 CONVERSATION = [
     "We're building Fieldnotes, an offline field-notes app for ecologists.",

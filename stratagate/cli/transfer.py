@@ -9,24 +9,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stratagate.audit import verify_log
-from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
-from stratagate.cli.commands import emit_json, log_head
-from stratagate.events.keyring import MASTER_KEY_ENV
-from stratagate.log_transfer import export_log
+from stratagate.cli.commands import emit_json, read_only_memory
+from stratagate.cli.constants import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.memory import StrataGate
-from stratagate.store.sql import open_event_store
 
 
 def export(args: argparse.Namespace) -> int:
     """Write the namespace's log, rows as stored and its data keys, to ``--output``."""
-    log_head(args.database, args.namespace)
-    with open_event_store(args.database, read_only=True) as store:
-        report = export_log(store, args.namespace, args.output)
+    with read_only_memory(args.database, args.namespace) as memory:
+        report = memory.export_log(args.output)
     if report.wrapped_by is None and report.keys > report.erased_keys:
         print(
             f"stratagate: warning: {report.path} holds the namespace's data keys in clear: "
-            f"anyone who reads it reads the content (set {MASTER_KEY_ENV} to wrap them)",
+            "anyone who reads it reads the content (set STRATAGATE_MASTER_KEY to wrap them)",
             file=sys.stderr,
         )
     if args.json:
@@ -48,8 +43,8 @@ def export(args: argparse.Namespace) -> int:
 def import_log(args: argparse.Namespace) -> int:
     """Check an exported log line by line, write it into ``--database``, then verify it."""
     imported = StrataGate.import_log(args.path, args.database, args.namespace)
-    with open_event_store(args.database, read_only=True) as store:
-        report = verify_log(store, imported.namespace)
+    with StrataGate.open(args.database, imported.namespace, read_only=True) as memory:
+        report = memory.verify()
     status = EXIT_OK if report.ok else EXIT_VERIFY_FAILED
     if args.json:
         emit_json({"import": imported, "verify": report})

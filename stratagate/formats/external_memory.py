@@ -35,7 +35,6 @@ from typing import Any, Literal
 import orjson
 from pydantic import Field, field_validator
 
-from stratagate.core.timeutil import partial_bounds
 from stratagate.errors import InvalidInputError
 from stratagate.models import (
     Criticality,
@@ -48,6 +47,7 @@ from stratagate.models import (
     ToolTrace,
     parse_input,
 )
+from stratagate.timeutil import partial_bounds
 
 FORMAT = "stratagate.external-memory.v2"
 DATA_TRACE = "data"

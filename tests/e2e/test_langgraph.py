@@ -18,8 +18,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
-from stratagate.integrations.langchain_middleware import StrataGateMiddleware
 from stratagate.integrations.langgraph import memory_tools, recall_hook, remember_hook
+from stratagate.integrations.langgraph.middleware import StrataGateMiddleware
 from stratagate.integrations.tools import TOOLS
 from stratagate.memory import StrataGate
 

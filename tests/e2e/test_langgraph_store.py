@@ -19,7 +19,7 @@ from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, PutOp,
 from langgraph.store.memory import InMemoryStore
 
 from stratagate import StrataGate
-from stratagate.integrations.langgraph_store import SOURCE, StrataGateStore
+from stratagate.integrations.langgraph.store import SOURCE, StrataGateStore
 
 
 @pytest.fixture

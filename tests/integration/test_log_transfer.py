@@ -22,9 +22,9 @@ from stratagate.errors import (
     StorageConflictError,
 )
 from stratagate.events.content_fields import ERASED
-from stratagate.events.keyring import MASTER_KEY_ENV, new_master_key
 from stratagate.store import open_store
 from stratagate.store.chain import row_hash
+from stratagate.store.keys import MASTER_KEY_ENV, new_master_key
 from stratagate.store.records import StoredEvent
 
 SAMPLE = files("stratagate") / "sample" / "project_conversation.jsonl"

@@ -42,10 +42,10 @@ from langgraph.store.base import (
     tokenize_path,
 )
 
-from stratagate.core.timeutil import format_utc, parse_datetime, utc_now
+from stratagate.core.filters import MAX_LIMIT, MAX_QUERY_CHARS
 from stratagate.formats.external_memory import FORMAT, item_data
 from stratagate.memory import StrataGate
-from stratagate.messages import MAX_LIMIT, MAX_QUERY_CHARS
+from stratagate.timeutil import format_utc, parse_datetime, utc_now
 
 SOURCE = "langgraph store"
 TAG = "langgraph-store"

@@ -6,7 +6,7 @@ state is not changed) — and captures after every model call that answers (an A
 without tool calls): the turn is appended with receipt id ``THREAD:INDEX``, so a replayed step
 stores it once. The thread is the LangGraph thread id (``config["configurable"]["thread_id"]``).
 With ``tools=True`` (or a list of names) the memory's tools join the agent's tools. The older
-``pre_model_hook``/``post_model_hook`` pair for ``create_react_agent`` is in ``langgraph``.
+``pre_model_hook``/``post_model_hook`` pair for ``create_react_agent`` is in this package.
 """
 
 from __future__ import annotations

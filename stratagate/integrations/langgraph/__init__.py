@@ -2,8 +2,8 @@
 tools, a pre-model hook that puts ``recall_context`` in front of the model, and a post-model hook
 that stores each finished turn. They fit ``create_react_agent(pre_model_hook=...,
 post_model_hook=...)`` or any graph with a ``messages`` state (docs/AGENTS.md); the same two
-steps as middleware for ``langchain.agents.create_agent`` are in ``langchain_middleware``, and
-LangGraph's long-term store (``BaseStore``) is ``langgraph_store``.
+steps as middleware for ``langchain.agents.create_agent`` are in ``.middleware``, and
+LangGraph's long-term store (``BaseStore``) is in ``.store``.
 
 The LangGraph thread id (``config["configurable"]["thread_id"]``) is the memory's thread; a stored
 turn's receipt id is that thread id with the index of the answering message, so a replayed or
