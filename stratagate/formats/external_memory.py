@@ -18,12 +18,12 @@ A document is JSON (a dict or text)::
                 "data": {"theme": "dark"},               # optional: a JSON object kept verbatim
                 "supersedes": ["evt_…"]}]}              # optional: active events it replaces
 
+Malformed documents raise ``InvalidInputError`` naming the first problem; nothing is appended.
+
 ``data`` travels with the item's message as a tool trace named ``data`` (sealed like the text),
 so a host that stores structured values (LangGraph's store) reads back exactly what it put.
 Each event ``supersedes`` names must be active: the item's card replaces it (an appended
 ``EventSuperseded``), as a decider's ``supersede`` does. Both count in the item's identity.
-
-Malformed documents raise ``InvalidInputError`` naming the first problem; nothing is appended.
 """
 
 from __future__ import annotations
