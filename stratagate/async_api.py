@@ -405,8 +405,8 @@ class AsyncStrataGate:
 
     async def complete_element_projection(
         self, job_id: str, result: ElementProjectionResult | Mapping[str, Any]
-    ) -> ElementProjectionJob:
-        """Apply a result to a claimed job."""
+    ) -> list[ElementCard]:
+        """Apply a result to a claimed job; returns the element cards it applied."""
         return await asyncio.to_thread(self.sync.complete_element_projection, job_id, result)
 
     async def fail_element_projection(

@@ -652,8 +652,8 @@ class StrataGate:
 
     def complete_element_projection(
         self, job_id: str, result: ElementProjectionResult | Mapping[str, Any]
-    ) -> ElementProjectionJob:
-        """Apply a result to a claimed job."""
+    ) -> list[ElementCard]:
+        """Apply a result to a claimed job; returns the element cards it applied."""
         outcome = validate_output(ElementProjectionResult, result, "element projection result")
         return self._send(CompleteProjection(job_id=job_id, result=outcome))
 

@@ -253,8 +253,8 @@ class ClaimProjection(Command[ElementProjectionContext | None]):
     include_failed: bool = False
 
 
-class CompleteProjection(Command[ElementProjectionJob]):
-    """Apply a result to a claimed job."""
+class CompleteProjection(Command[list[ElementCard]]):
+    """Apply a result to a claimed job; answers the element cards it applied."""
 
     job_id: Id
     result: ElementProjectionResult
