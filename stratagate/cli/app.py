@@ -51,12 +51,14 @@ if TYPE_CHECKING:
     from stratagate.cli import commands as run_commands
     from stratagate.cli import demo as run_demo
     from stratagate.cli import erase as run_erase
+    from stratagate.cli import sample as run_sample
     from stratagate.cli import serve as run_serve
     from stratagate.cli import transfer as run_transfer
 else:
     run_commands = lazy_module("stratagate.cli.commands")
     run_demo = lazy_module("stratagate.cli.demo")
     run_erase = lazy_module("stratagate.cli.erase")
+    run_sample = lazy_module("stratagate.cli.sample")
     run_serve = lazy_module("stratagate.cli.serve")
     run_transfer = lazy_module("stratagate.cli.transfer")
 
@@ -361,6 +363,17 @@ def build_parser() -> argparse.ArgumentParser:
         demo=True,
     )
     demo.add_argument("--fresh", action="store_true", help="delete the demo database first")
+
+    sample = commands.add_parser(
+        "sample",
+        help="write the bundled sample conversation (JSONL turns) to try the other commands",
+        description="write the bundled sample conversation (96 JSONL turns in two threads, "
+        "the one the demo ingests) to try the other commands",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sample.add_argument("--output", metavar="FILE", help="the file to write (default: stdout)")
+    sample.set_defaults(handler=lambda a: run_sample.sample(a))
     return parser
 
 
@@ -438,9 +451,11 @@ def memory_options(parser: argparse.ArgumentParser, *, runtime_help: str) -> Non
     parser.add_argument(
         "--models",
         choices=("offline", "none", "openai"),
-        default="offline",
-        help="offline heuristics, no callbacks, or the OpenAI-compatible endpoint "
-        "configured by STRATAGATE_MODEL_* variables (default: %(default)s)",
+        default="none",
+        help="none: no model callbacks, as in the library (blocks seal with deterministic "
+        "views, nothing is extracted; said on stderr); offline: the bundled heuristics; "
+        "openai: the OpenAI-compatible endpoint of the STRATAGATE_MODEL_* variables "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--runtime",

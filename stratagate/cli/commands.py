@@ -22,7 +22,13 @@ from typing import Any
 
 from stratagate.cli.constants import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.formatting import json_text
-from stratagate.cli.ingest_job import FileResult, job_files, model_options, run_job
+from stratagate.cli.ingest_job import (
+    NO_MODELS_NOTICE,
+    FileResult,
+    job_files,
+    model_options,
+    run_job,
+)
 from stratagate.cli.progress import Progress
 from stratagate.cli.render import WIDTH, clip, table
 from stratagate.cli.views import (
@@ -140,11 +146,14 @@ def ingest(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - started
     appended = sum(result.report.appended for result in results)
     skipped = sum(result.report.skipped for result in results)
+    if args.models == "none":
+        print(f"stratagate: {NO_MODELS_NOTICE}", file=sys.stderr)
     if args.json:
         emit_json(
             {
                 "database": args.database,
                 "runtime": args.runtime,
+                "models": args.models,
                 "parallel": args.parallel,
                 "namespaces": namespaces,
                 "turns": {"total": total, "appended": appended, "skipped": skipped},
@@ -165,6 +174,7 @@ def ingest(args: argparse.Namespace) -> int:
     emit(ingest_table(results))
     print(f"turns     {appended} appended, {skipped} skipped (already in), {total} in all")
     print(f"elapsed   {elapsed:.1f} s ({rate:.1f} turns/s)")
+    print(f"models    {args.models}")
     return EXIT_OK
 
 

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from stratagate.cli.constants import ENV_TOKEN, EXIT_OK
-from stratagate.cli.ingest_job import model_options
+from stratagate.cli.ingest_job import NO_MODELS_NOTICE, model_options
 from stratagate.errors import InvalidInputError, StrataGateError
 
 
@@ -70,6 +70,8 @@ def serve(args: argparse.Namespace) -> int:
         pool.close()
         raise
     stop_on_sigterm()
+    if args.models == "none":
+        print(f"stratagate: {NO_MODELS_NOTICE}", file=sys.stderr)
     served = ", ".join(sorted(allowed))
     if wire is not None:
         print(f"stratagate: serving {served} of {args.database} on stdio", file=sys.stderr)

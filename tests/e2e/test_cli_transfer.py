@@ -16,7 +16,7 @@ def ingested(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     database = tmp_path / "source.db"
     turns = write_turns(tmp_path / "turns.jsonl")
     code, _, err = run(
-        capsys, "ingest", str(turns), "--database", str(database), "--namespace", "work",
+        capsys, "ingest", "--models", "offline", str(turns), "--database", str(database), "--namespace", "work",
         "--block-turn-size", "4",
     )  # fmt: skip
     assert code == 0, err

@@ -118,7 +118,9 @@ def test_stdio_runs_the_gate_loop_on_the_sample_and_resumes_after_a_restart(
     database = tmp_path / "memory.db"
 
     async def first_session() -> dict[str, Any]:
-        async with stdio_client(database, "--namespaces", "default,team") as client:
+        async with stdio_client(
+            database, "--namespaces", "default,team", "--models", "offline"
+        ) as client:
             listed = (await client.list_tools()).tools
             assert {tool.name for tool in listed} == TOOL_NAMES
             for tool in listed:
@@ -144,7 +146,9 @@ def test_stdio_runs_the_gate_loop_on_the_sample_and_resumes_after_a_restart(
             return {**loop, "revision_seen": following["records"][-1]["position"]}
 
     async def second_session(first: dict[str, Any]) -> None:
-        async with stdio_client(database, "--namespaces", "default,team") as client:
+        async with stdio_client(
+            database, "--namespaces", "default,team", "--models", "offline"
+        ) as client:
             hits = await call(client, "search_events", query="pnpm lockfile")
             assert hits["hits"][0]["id"] == first["card"]
             turn = sample_turns()[0]
@@ -274,7 +278,9 @@ def test_stdio_serves_the_ray_runtime(tmp_path: Path) -> None:
     database = tmp_path / "memory.db"
 
     async def session() -> None:
-        async with stdio_client(database, "--runtime", "ray", "--block-turn-size", "2") as client:
+        async with stdio_client(
+            database, "--runtime", "ray", "--block-turn-size", "2", "--models", "offline"
+        ) as client:
             for turn in sample_turns()[:6]:
                 await call(client, "append_turn", user=turn.user, assistant=turn.assistant,
                            created_at=turn.created_at, receipt_id=turn.receipt_id)  # fmt: skip

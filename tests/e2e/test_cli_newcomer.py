@@ -1,0 +1,58 @@
+"""What a new user meets first: the bundled sample as a file, and one default for models in the
+library and the command line (none), said aloud where it matters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from stratagate import StrataGate
+from stratagate.cli.app import build_parser, subcommand
+from stratagate.cli.sample import sample_bytes
+from tests.support.cli import cli_process, run, run_json
+
+NOTICE = "models: none (the default, as in the library)"
+
+
+def test_sample_writes_the_bundled_conversation(tmp_path: Path) -> None:
+    done = cli_process("sample", "--output", "conversation.jsonl", cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == ""
+    assert "wrote 96 turns (threads field-notes, hiring) to conversation.jsonl" in done.stderr
+    written = (tmp_path / "conversation.jsonl").read_bytes()
+    assert written == sample_bytes() and len(written.splitlines()) == 96
+    piped = cli_process("sample", cwd=tmp_path)
+    assert piped.returncode == 0 and piped.stdout.encode() == written
+    ingest = cli_process(
+        "ingest", "conversation.jsonl", "--models", "offline", "--database", "m.db", cwd=tmp_path
+    )
+    assert ingest.returncode == 0, ingest.stderr
+    assert "96 appended" in ingest.stdout
+
+
+def test_the_library_and_the_cli_share_one_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = build_parser()
+    for name in ("ingest", "serve"):
+        assert subcommand(parser, name).get_default("models") == "none"
+    turns = tmp_path / "turns.jsonl"
+    turns.write_bytes(sample_bytes())
+    database = tmp_path / "cli.db"
+    code, out, err = run(capsys, "ingest", str(turns), "--database", str(database), "--limit", "30")
+    assert code == 0 and "models    none" in out.splitlines()
+    assert NOTICE in err and "--models offline" in err  # loud, on stderr
+    [report] = run_json(
+        capsys, "ingest", str(turns), "--database", str(tmp_path / "j.db"), "--limit", "30"
+    )["files"]
+    assert report["events"]["total"] == 0 and report["blocks"]["total"] > 0
+    with StrataGate.open(tmp_path / "lib.db", "default") as memory:  # the library, no options
+        for line in sample_bytes().splitlines()[:30]:
+            turn = orjson.loads(line)
+            memory.append_turn(turn["user"], turn["assistant"], thread_id=turn["thread_id"])
+        library = memory.stats()
+    with StrataGate.open(database, "default", read_only=True) as memory:
+        cli = memory.stats()
+    assert (library.blocks, library.events, library.elements) == (cli.blocks, 0, 0)
+    assert library.blocks > 0
