@@ -330,7 +330,9 @@ TOOLS: tuple[Tool[Any], ...] = (
         "search_events",
         "Search event memories (things that happened, were decided or planned, with dates and "
         "participants). Hits are ranked; each has the event card (title, summary, temporal: "
-        "when it happened and how sure) and its id (evt_…)." + SEARCH_NOTE,
+        "when it happened and how sure) and its id (evt_…). Events are extracted a block "
+        "late, so the latest turns are not here yet: search_raw_memory (or recall_context) "
+        "has them." + SEARCH_NOTE,
         SearchEventsInput,
         search_events,
     ),
@@ -391,8 +393,12 @@ TOOLS: tuple[Tool[Any], ...] = (
     Tool(
         "append_turn",
         "Store one conversation turn (the user's message and the assistant's answer) in "
-        "long-term memory. The turn is durable on return; blocks are sealed and memories "
-        "extracted from it as they become ready. Pass a receipt_id to make retries safe.",
+        "long-term memory. The turn is durable on return and search_raw_memory finds it at "
+        "once. Event memories come later, by design: turns are sealed into blocks (12 turns "
+        "by default) and a block's events are extracted only when the next block of its "
+        "thread is sealed (so a correction that follows can still shape them): with the "
+        "defaults, a thread's first events appear after 24 turns, and the latest turns are "
+        "never in search_events yet. Pass a receipt_id to make retries safe.",
         AppendTurnInput,
         append_turn,
     ),

@@ -48,3 +48,23 @@ def test_history_pages_chain_into_the_whole_log() -> None:
             since = page["next_since"]
         assert seen == [record.position for record in whole] and len(whole) > 6
         assert memory.history(whole[1].position, limit=2) == whole[2:4]
+
+
+def test_what_the_tools_say_about_delayed_extraction_holds() -> None:
+    """append_turn and search_events tell an agent when events appear: check the numbers."""
+    append, search = find_tool("append_turn"), find_tool("search_events")
+    assert "after 24 turns" in append.description and "12 turns" in append.description
+    assert "search_raw_memory" in append.description and "search_raw_memory" in search.description
+    offline = {"summarizer": "offline", "extractor": "offline", "element_projector": "offline"}
+    with StrataGate.in_memory(**offline) as memory:
+        for turn in range(23):
+            said = {
+                "user": f"Decided: we ship build {turn} with pnpm on Friday.",
+                "assistant": "ok",
+            }
+            assert append.call(memory, said)["extracted_event_ids"] == []
+        assert find_tool("search_raw_memory").call(memory, {"query": "build 0"})["hits"]
+        assert search.call(memory, {"query": "pnpm"})["hits"] == []
+        last = append.call(memory, {"user": "Decided: pnpm it is.", "assistant": "ok"})
+        assert last["extracted_event_ids"]  # the 24th turn seals block 2: block 1 is extracted
+        assert search.call(memory, {"query": "pnpm"})["hits"]
