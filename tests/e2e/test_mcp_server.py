@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import orjson
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -211,6 +212,11 @@ def test_http_runs_the_gate_loop_with_typed_errors(server: HttpServer) -> None:
             assert resources == {"stratagate://default/context", "stratagate://default/elements"}
             cards = await client.read_resource("stratagate://default/elements")
             assert "Priya" in cards.contents[0].text  # type: ignore[union-attr]
+            read = await client.read_resource("stratagate://default/context")
+            context = orjson.loads(read.contents[0].text)  # type: ignore[union-attr]
+            threads = [entry["thread_id"] for entry in context]
+            assert list(dict.fromkeys(threads)) == ["field-notes", "hiring"]  # every thread
+            assert all(entry["content"] for entry in context)
 
     anyio.run(session)
 
