@@ -114,6 +114,9 @@ class ExpandedEvent(Model):
     event: EventCard
     source_block: MemoryBlock
     source_messages: list[RawMessage]
+    erased: bool = False
+    """The card was erased (it and its facts read ``[erased]``); its source messages are its
+    thread's and stay until that thread (or the namespace) is erased."""
 
 
 class RecallEntry(Model):

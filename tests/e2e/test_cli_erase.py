@@ -70,3 +70,26 @@ def test_namespaces_drop_with_purge_keeps_an_audit_record(
         assert store.verify_chain("ns") is None
     code, _, err = run(capsys, "namespaces", "drop", "other", "--database", database, "--yes")
     assert code == 3
+
+
+def test_expand_of_an_erased_event_says_what_stays(
+    database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with StrataGate.open(database, "ns") as memory:
+        block = memory.list_blocks("public")[0]
+        card = memory.add_event(
+            {"title": "heron census", "summary": "the heron count", "source_block_id": block.id}
+        )
+    where = ["--database", database, "--namespace", "ns"]
+    code, out, _ = run(capsys, "expand", "event", card.id, *where)
+    assert code == 0 and "erased" not in out
+    assert run(capsys, "erase", "event", card.id, *where, "--yes")[0] == 0
+    code, out, _ = run(capsys, "expand", "event", card.id, *where)
+    assert code == 0 and "heron census" not in out
+    out = " ".join(out.split())  # the note is wrapped to the terminal width
+    assert f"erased: this card (and the facts drawn from it) reads {ERASED}" in out
+    assert "its source messages belong to thread public" in out
+    assert "stratagate erase thread public" in out
+    assert "heron count" in out  # the source message itself is still there, as said
+    shown = orjson.loads(run(capsys, "expand", "event", card.id, *where, "--json")[1])
+    assert shown["erased"] is True
