@@ -13,7 +13,7 @@ from datetime import datetime
 from stratagate.actors.role import Role, Taken, error_text, handles
 from stratagate.callbacks import Callback, invoke, is_local, resolve, validate_output
 from stratagate.core.layers import deterministic_layers
-from stratagate.core.provenance import build_card
+from stratagate.core.provenance import build_card, namespace_event_ids
 from stratagate.errors import InvalidInputError, ModelResponseError, UnknownIdError
 from stratagate.events import (
     EXTRACTION,
@@ -137,9 +137,16 @@ class Extractor(Role):
             )
             raise failure
         existing = Taken(self.state.events.records)
+        drawn = Taken(self.state.events.records)
+
+        def draw() -> str:
+            event_id = self.new_id("evt", drawn)
+            drawn.add(event_id)
+            return event_id
+
         cards = [
             self._card(proposed, block_id, target.l5_raw, existing, now, strict=False)
-            for proposed in result.events
+            for proposed in namespace_event_ids(result.events, draw)
         ]
         self._append(
             *pending,

@@ -463,6 +463,19 @@ def memory_options(parser: argparse.ArgumentParser, *, runtime_help: str) -> Non
         default="inline",
         help=f"{runtime_help} (default: %(default)s)",
     )
+    parser.add_argument(
+        "--ray-log-level",
+        choices=("error", "warning", "info", "debug"),
+        default="error",
+        help="ray: the lowest level of Ray's own log lines on stderr (default: %(default)s, "
+        "which keeps its start-up notices quiet)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="ray: the cluster to join, e.g. auto or HOST:6379 of a `ray start --head` "
+        "(default: the running one, else a new local Ray, which takes seconds to start)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

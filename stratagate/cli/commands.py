@@ -12,11 +12,10 @@ that nobody's running jobs are marked interrupted.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from stratagate.cli.ingest_job import (
 )
 from stratagate.cli.progress import Progress
 from stratagate.cli.render import WIDTH, clip, table
+from stratagate.cli.streams import reserve_stdout
 from stratagate.cli.views import (
     block_entry_lines,
     element_hit_lines,
@@ -134,14 +134,20 @@ def ingest(args: argparse.Namespace) -> int:
     options = model_options(args.models)
     if args.block_turn_size is not None:
         options["block_turn_size"] = args.block_turn_size
+    if args.ray_address is not None and args.runtime != "ray":
+        raise InvalidInputError("--ray-address joins a Ray cluster: it needs --runtime ray")
     if args.runtime == "ray":
-        options.update(runtime="ray", max_live_namespaces=max(args.parallel, 8))
+        options.update(
+            runtime="ray",
+            max_live_namespaces=max(args.parallel, 8),
+            ray_address=args.ray_address,
+            ray_log_level=args.ray_log_level,
+        )
+        reserve_stdout()  # Ray writes to fd 1, also after the result: never into the document
     namespaces = len({file.namespace for file in files})
     started = time.monotonic()
     total = sum(len(file.turns) for file in files)
-    # Ray prints its raylet's warnings on stdout: keep them off the table or JSON document.
-    quiet = contextlib.redirect_stdout(sys.stderr) if args.runtime == "ray" else nullcontext()
-    with quiet, Progress(total, sys.stderr, namespaces=namespaces) as progress:
+    with Progress(total, sys.stderr, namespaces=namespaces) as progress:
         results = run_job(args.database, files, options, parallel=args.parallel, progress=progress)
     elapsed = time.monotonic() - started
     appended = sum(result.report.appended for result in results)
@@ -197,7 +203,7 @@ def ingest_table(results: Sequence[FileResult]) -> list[str]:
             ]
         )
     headers = ["NAMESPACE", "TURNS", "APPENDED", "SKIPPED", "BLOCKS", "EVENTS", "ELEMENTS"]
-    return table([*headers, "REVISION", "FILE"], rows)
+    return table([*headers, "REVISION", "FILE"], rows, keep_end=True)
 
 
 # -- retrieval -------------------------------------------------------------------------------

@@ -56,8 +56,12 @@ def serve(args: argparse.Namespace) -> int:
     options: dict[str, Any] = model_options(args.models)
     if args.block_turn_size is not None:
         options["block_turn_size"] = args.block_turn_size
+    if args.ray_address is not None and args.runtime != "ray":
+        raise InvalidInputError("--ray-address joins a Ray cluster: it needs --runtime ray")
     if args.runtime == "ray":
-        options["runtime"] = "ray"
+        options.update(
+            runtime="ray", ray_address=args.ray_address, ray_log_level=args.ray_log_level
+        )
     allowed = allow_list(args.namespace, args.namespaces)
     token = args.token or os.environ.get(ENV_TOKEN) or None
     if args.transport == "http":

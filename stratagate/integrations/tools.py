@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.memory import StrataGate
@@ -102,10 +102,12 @@ class ExpandElementInput(ToolInput):
 
 class ExpandBlockInput(ToolInput):
     block_id: str = Field(min_length=1, description="A block id (blk_…) from recall or search.")
-    target: int | str = Field(
+    level: int | str = Field(
         "next",
+        validation_alias=AliasChoices("level", "target"),
         description="The level to show: 'next' (one level more detailed), 0-5, 'L0'-'L5' or "
-        "'raw' (the exact messages).",
+        "'raw' (the exact messages); `stratagate expand block --level` takes the same "
+        "('target' is accepted too).",
     )
 
 
@@ -236,7 +238,7 @@ def expand_element(memory: StrataGate, a: ExpandElementInput) -> dict[str, Any]:
 
 
 def expand_block(memory: StrataGate, a: ExpandBlockInput) -> dict[str, Any]:
-    return dump(memory.expand_block(a.block_id, a.target, source="agent"))
+    return dump(memory.expand_block(a.block_id, a.level, source="agent"))
 
 
 def assess_retrieval(memory: StrataGate, a: AssessRetrievalInput) -> dict[str, Any]:

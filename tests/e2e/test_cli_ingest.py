@@ -242,7 +242,7 @@ def test_ingest_on_ray_actors_in_a_real_process(tmp_path: Path) -> None:
         "ray",
     ]
     argv += ["--parallel", "2", "--models", "none", "--block-turn-size", "10", "--json"]
-    result = cli_process(*argv, cwd=tmp_path, timeout=300)
+    result = cli_process(*argv, "--ray-log-level", "info", cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stderr.count("Started a local Ray instance") == 1
     report = orjson.loads(result.stdout)
@@ -252,3 +252,41 @@ def test_ingest_on_ray_actors_in_a_real_process(tmp_path: Path) -> None:
         "right": 2,
     }
     assert turn_counts(database) == {"left": (30, 30), "right": (20, 20)}
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_ray_is_quiet_by_default_and_stdout_holds_only_the_document(tmp_path: Path) -> None:
+    note_turns(tmp_path / "one.jsonl", 12)
+    argv = ["ingest", str(tmp_path / "one.jsonl"), "--database", str(tmp_path / "q.db")]
+    result = cli_process(*argv, "--runtime", "ray", "--json", cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert orjson.loads(result.stdout)["turns"]["appended"] == 12  # nothing else on stdout
+    for notice in ("Started a local Ray instance", "Token authentication", "SIGTERM handler"):
+        assert notice not in result.stderr, result.stderr
+
+
+def test_ray_address_needs_the_ray_runtime(tmp_path: Path) -> None:
+    note_turns(tmp_path / "one.jsonl", 2)
+    result = cli_process(
+        "ingest", str(tmp_path / "one.jsonl"), "--ray-address", "auto", cwd=tmp_path
+    )
+    assert result.returncode == 2 and "needs --runtime ray" in result.stderr
+
+
+def test_reserved_stdout_sends_stray_writes_to_stderr(tmp_path: Path) -> None:
+    """What Ray's threads and children write to fd 1 lands on stderr, the result on stdout."""
+    script = (
+        "import os, sys\n"
+        "from stratagate.cli.streams import reserve_stdout\n"
+        "reserve_stdout()\n"
+        "os.write(1, b'(raylet) WARNING stray\\n')\n"
+        "print('{\"doc\": 1}')\n"
+        "os.write(1, b'(raylet) WARNING at exit\\n')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=WORKTREE, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"doc": 1}\n'
+    assert done.stderr.count("(raylet) WARNING") == 2

@@ -56,3 +56,23 @@ def test_the_library_and_the_cli_share_one_default(
         cli = memory.stats()
     assert (library.blocks, library.events, library.elements) == (cli.blocks, 0, 0)
     assert library.blocks > 0
+
+
+def test_a_directory_ingest_shows_each_file_by_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Long paths are clipped at their start, so every FILE cell still ends with its name."""
+    folder = tmp_path / ("a-rather-long-directory-name-" * 3) / "conversations"
+    folder.mkdir(parents=True)
+    for name in ("alpha", "beta", "gamma"):
+        (folder / f"{name}.jsonl").write_bytes(sample_bytes().splitlines(keepends=True)[0])
+    code, out, err = run(capsys, "ingest", str(folder), "--database", str(tmp_path / "d.db"))
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if line.startswith(("alpha", "beta", "gamma"))]
+    cells = [row.split()[-1] for row in rows]
+    assert [cell.rsplit("/", 1)[-1] for cell in cells] == [
+        "alpha.jsonl",
+        "beta.jsonl",
+        "gamma.jsonl",
+    ]
+    assert all(len(row) <= 100 for row in rows)
