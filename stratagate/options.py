@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from stratagate.callbacks import Callback, resolve
 from stratagate.errors import InvalidInputError
+from stratagate.providers import KINDS, Option, resolve
 from stratagate.timeutil import ensure_utc, utc_now
 
 Runtime = Literal["inline", "ray"]
@@ -34,9 +34,12 @@ class MemoryOptions:
 
     block_turn_size: int | None = None
     block_decay_lambda: float | None = None
-    summarizer: Callback | str | None = None
-    extractor: Callback | str | None = None
-    element_projector: Callback | str | None = None
+    summarizer: Option = None
+    extractor: Option = None
+    element_projector: Option = None
+    """Each ``None``, a callable, or a provider name (``"offline"``, ``"openai"``: see
+    ``stratagate.providers``; a name's model is built when the options are made, so a provider
+    that cannot be configured fails the open)."""
     clock: Callable[[], datetime] = utc_now
     id_factory: Callable[[str], str] = new_id
     runtime: Runtime = "inline"
@@ -75,8 +78,8 @@ class MemoryOptions:
             raise InvalidInputError(f"block_decay_lambda must be a finite number >= 0, got {lam!r}")
         if self.runtime not in ("inline", "ray"):
             raise InvalidInputError(f"runtime must be 'inline' or 'ray', got {self.runtime!r}")
-        for role in ("summarizer", "extractor", "element_projector"):
-            resolve(role, getattr(self, role))
+        for kind in KINDS:
+            resolve(kind, getattr(self, kind))
         if not callable(self.clock) or not callable(self.id_factory):
             raise InvalidInputError("clock and id_factory must be callables")
         if (

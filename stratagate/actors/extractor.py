@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from stratagate.actors.role import Role, Taken, error_text, handles
-from stratagate.callbacks import Callback, invoke, is_local, resolve, validate_output
+from stratagate.callbacks import invoke, is_local, validate_output
 from stratagate.core.layers import deterministic_layers
 from stratagate.core.provenance import build_card
 from stratagate.errors import InvalidInputError, ModelResponseError, UnknownIdError
@@ -38,6 +38,8 @@ from stratagate.models import (
     ExtractionResult,
     RawMessage,
 )
+from stratagate.providers import Extractor as ExtractorModel
+from stratagate.providers import resolve
 from stratagate.results import ImportResult
 
 SUMMARIZER_SKIP = "the summarizer marked the block should_extract=false"
@@ -93,7 +95,7 @@ class Extractor(Role):
         return extracted
 
     def _extract(
-        self, extractor: Callback, block_id: str, position: int, attempt: int
+        self, extractor: ExtractorModel, block_id: str, position: int, attempt: int
     ) -> list[EventCard]:
         started = ExtractionStarted(block_id=block_id, attempt=attempt, at=self.options.now())
         pending = [started] if is_local(extractor) else []  # see Sealer._seal

@@ -11,7 +11,7 @@ from typing import Any
 
 from projections.jobs import ProjectionJobRecord
 from stratagate.actors.role import Role, error_text, handles
-from stratagate.callbacks import invoke, is_local, resolve, validate_output
+from stratagate.callbacks import invoke, is_local, validate_output
 from stratagate.core.facts import plan_projection, projection_diagnostic, touched_elements
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.events import (
@@ -38,6 +38,7 @@ from stratagate.models import (
     ElementProjectionResult,
     EventCard,
 )
+from stratagate.providers import resolve
 from stratagate.timeutil import partial_bounds
 
 

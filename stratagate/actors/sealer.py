@@ -11,7 +11,7 @@ from __future__ import annotations
 from projections.blocks import TailTurn, ThreadRecord, turn_digest
 from projections.jobs import INTERRUPTED
 from stratagate.actors.role import Role, Taken, error_text, handles
-from stratagate.callbacks import Callback, describe, invoke, is_local, resolve, validate_output
+from stratagate.callbacks import describe, invoke, is_local, validate_output
 from stratagate.core.decay import normalize_level
 from stratagate.core.default_summary import default_summary
 from stratagate.core.layers import deterministic_layers
@@ -37,6 +37,7 @@ from stratagate.messages import (
 )
 from stratagate.models import BlockSummary, MemoryBlock
 from stratagate.options import DEFAULT_BLOCK_DECAY_LAMBDA, DEFAULT_BLOCK_TURN_SIZE
+from stratagate.providers import Summarizer, resolve
 from stratagate.results import BlockContextEntry
 
 
@@ -197,7 +198,7 @@ class Sealer(Role):
 
     def _seal(
         self,
-        summarizer: Callback | None,
+        summarizer: Summarizer | None,
         thread: ThreadRecord,
         turns: list[TailTurn],
         position: int,
