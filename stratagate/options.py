@@ -15,7 +15,6 @@ from stratagate.timeutil import ensure_utc, utc_now
 
 Runtime = Literal["inline", "ray"]
 DEFAULT_BLOCK_TURN_SIZE = 12
-DEFAULT_BLOCK_DECAY_LAMBDA = 0.30
 
 
 def new_id(prefix: str) -> str:
@@ -28,7 +27,7 @@ class MemoryOptions:
     """Everything ``StrataGate.open``/``in_memory`` accept besides database and namespace.
 
     ``block_turn_size`` and ``block_decay_lambda`` left as ``None`` keep what the namespace
-    already recorded (defaults 12 and 0.30 for a new namespace); an explicit value different
+    already recorded (defaults ``DEFAULT_BLOCK_TURN_SIZE`` and ``DEFAULT_BLOCK_LAMBDA`` for a new namespace); an explicit value different
     from the recorded one is logged as a settings change.
     """
 
@@ -125,7 +124,6 @@ class MemoryOptions:
 
 
 __all__ = [
-    "DEFAULT_BLOCK_DECAY_LAMBDA",
     "DEFAULT_BLOCK_TURN_SIZE",
     "MemoryOptions",
     "Runtime",

@@ -102,16 +102,16 @@ class Extractor(Role):
         if not pending:
             self._append(started)
         view = self.view
-        target = view.block(block_id)
+        target = view.get_block(block_id)
         thread_id = target.thread_id
         blocks = self.state.blocks
         previous = blocks.block_at(thread_id, position - 1)
         following = blocks.block_at(thread_id, position + 1)
         assert following is not None, "a target is only ready once its next block is sealed"
         context = ExtractionContext(
-            previous=view.block(previous.id) if previous else None,
+            previous=view.get_block(previous.id) if previous else None,
             target=target,
-            next=view.block(following.id),
+            next=view.get_block(following.id),
             timeline=view.timeline(
                 limit=self.options.timeline_limit or None,
                 related_to=" ".join([target.l0_title, *target.l0_tags]),
@@ -153,7 +153,7 @@ class Extractor(Role):
             ),
             *self._supersessions(cards, now),
         )
-        return [self.view.event(card.id) for card in cards]
+        return [self.view.get_event(card.id) for card in cards]
 
     def _card(
         self,
@@ -219,7 +219,7 @@ class Extractor(Role):
             *(EventAdded(event=convert(CardData, card), origin="manual", at=now) for card in cards),
             *self._supersessions(cards, now),
         )
-        return [self.view.event(card.id) for card in cards]
+        return [self.view.get_event(card.id) for card in cards]
 
     # -- external memory import -------------------------------------------------------------
 

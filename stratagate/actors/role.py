@@ -56,9 +56,16 @@ class MessageHandler:
         """The message types this class answers."""
         return frozenset(cls._message_handlers)
 
+    @classmethod
+    def handler_for(cls, message_type: type[Message[Any]]) -> HandlerFn | None:
+        """The method answering ``message_type``: its own, or that of the nearest base class
+        a handler was registered for (``@handles(ViewRead)`` answers every plain read)."""
+        table = cls._message_handlers
+        return next((table[k] for k in message_type.__mro__ if k in table), None)
+
     def handle(self, message: Message[R]) -> R:
         """Answer one message with its registered handler."""
-        handler = self._message_handlers.get(type(message))
+        handler = self.handler_for(type(message))
         if handler is None:
             raise TypeError(f"{type(self).__name__} does not handle {type(message).__name__}")
         result: R = handler(self, message)

@@ -12,7 +12,7 @@ from projections.blocks import TailTurn, ThreadRecord, turn_digest
 from projections.jobs import INTERRUPTED
 from stratagate.actors.role import Role, Taken, error_text, handles
 from stratagate.callbacks import describe, invoke, is_local, validate_output
-from stratagate.core.decay import normalize_level
+from stratagate.core.decay import DEFAULT_BLOCK_LAMBDA, normalize_level
 from stratagate.core.default_summary import default_summary
 from stratagate.core.layers import deterministic_layers
 from stratagate.errors import InvalidInputError, ReceiptConflictError, UnknownIdError
@@ -36,7 +36,7 @@ from stratagate.messages import (
     TurnAck,
 )
 from stratagate.models import BlockSummary, MemoryBlock
-from stratagate.options import DEFAULT_BLOCK_DECAY_LAMBDA, DEFAULT_BLOCK_TURN_SIZE
+from stratagate.options import DEFAULT_BLOCK_TURN_SIZE
 from stratagate.providers import Summarizer, resolve
 from stratagate.results import BlockContextEntry
 
@@ -63,7 +63,7 @@ class Sealer(Role):
         lam = blocks.block_decay_lambda
         if lam is None:
             lam = self.options.block_decay_lambda
-        return size, DEFAULT_BLOCK_DECAY_LAMBDA if lam is None else lam
+        return size, DEFAULT_BLOCK_LAMBDA if lam is None else lam
 
     @handles(ApplySettings)
     def apply_settings(self, _: ApplySettings | None = None) -> bool:
@@ -194,7 +194,7 @@ class Sealer(Role):
             raise failure.__cause__ from None  # type: ignore[misc]
         if pending:
             self._append(*pending)
-        return [self.view.block(block_id) for block_id in block_ids]
+        return [self.view.get_block(block_id) for block_id in block_ids]
 
     def _seal(
         self,
