@@ -16,15 +16,16 @@ from stratagate.read.view import MemoryView
 
 R = TypeVar("R")
 HandlerFn = Callable[[Any, Any], Any]
+F = TypeVar("F", bound=HandlerFn)
 
 ID_ATTEMPTS = 1000
 """How many ids a role draws from the factory before giving up on finding an unused one."""
 
 
-def handles(*message_types: type[Message[Any]]) -> Callable[[HandlerFn], HandlerFn]:
+def handles(*message_types: type[Message[Any]]) -> Callable[[F], F]:
     """Mark a method as the handler of the given message types (one handler per type)."""
 
-    def deco(fn: HandlerFn) -> HandlerFn:
+    def deco(fn: F) -> F:
         fn.__dict__.setdefault("_handles_messages", []).extend(message_types)
         return fn
 
