@@ -159,7 +159,9 @@ def decide_import(
             temporal = item.candidate.temporal
             assert temporal is not None and item.target_event_id is not None
             update = {"conflicts_with_event_ids": [item.target_event_id]}
-            card = item.candidate.model_copy(update={"temporal": temporal.model_copy(update=update)})
+            card = item.candidate.model_copy(
+                update={"temporal": temporal.model_copy(update=update)}
+            )
         steps.append(ImportStep(item=item, card=card))
     return ImportDecision(steps, skipped_before + len(items) - len(kept))
 
