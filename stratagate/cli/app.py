@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from stratagate import __version__
 from stratagate.cli.constants import (
+    COMMAND,
     DEFAULT_DATABASE,
     DEFAULT_NAMESPACE,
     ENV_DATABASE,
@@ -482,6 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``stratagate`` command; returns its exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    COMMAND.set(args.command)
     try:
         check_arguments(subcommand(parser, args.command), args)
         handler: Handler = args.handler

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from stratagate.cli.constants import EXIT_OK, EXIT_VERIFY_FAILED
-from stratagate.cli.formatting import json_text
+from stratagate.cli.formatting import envelope, json_text
 from stratagate.cli.ingest_job import (
     NO_MODELS_NOTICE,
     FileResult,
@@ -58,7 +58,8 @@ def emit(lines: list[str]) -> None:
 
 
 def emit_json(value: Any) -> None:
-    print(json_text(value))
+    """The command's result as one JSON document in the CLI's envelope."""
+    print(json_text(envelope(value)))
 
 
 def _show(args: argparse.Namespace, value: Any, lines: list[str]) -> None:
@@ -345,17 +346,17 @@ def checkpoint(args: argparse.Namespace) -> int:
     with read_only_memory(args.database, args.namespace) as memory:
         anchor = memory.checkpoint()
     text = anchor.model_dump_json()
-    if args.output is None:
-        print(text)
-        return EXIT_OK
-    try:
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInputError(f"cannot write the anchor to {args.output}: {exc}") from exc
-    if not args.json:
-        print(f"anchor of {args.namespace!r} at global position {anchor.position} -> {args.output}")
-    else:
+    if args.output is not None:
+        try:
+            Path(args.output).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInputError(f"cannot write the anchor to {args.output}: {exc}") from exc
+    if args.json:
         emit_json(anchor)
+    elif args.output is None:
+        print(text)  # the anchor itself, as `verify --anchor` reads it
+    else:
+        print(f"anchor of {args.namespace!r} at global position {anchor.position} -> {args.output}")
     return EXIT_OK
 
 

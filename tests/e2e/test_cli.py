@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from stratagate import StrataGate
@@ -29,6 +28,7 @@ from tests.support.cli import (
     quiet_main,
     run,
     run_json,
+    unwrap,
     write_turns,
 )
 
@@ -438,7 +438,7 @@ def test_verify_names_the_first_bad_position(
     )
     code, out, _ = run(capsys, "verify", "--database", str(database))
     assert code == 1 and f"FAILED at global position {position}" in out
-    report = orjson.loads(run(capsys, "verify", "--database", str(database), "--json")[1])
+    report = unwrap(run(capsys, "verify", "--database", str(database), "--json")[1], "verify")
     assert (report["ok"], report["first_bad_position"]) == (False, position)
 
 
@@ -618,7 +618,7 @@ def test_looking_during_an_ingest_leaves_it_alone(
         "context": 4,
         "lift": 4,
     }
-    assert orjson.loads(outcomes["stats"][1])["turns"] == 2
+    assert unwrap(outcomes["stats"][1], "stats")["turns"] == 2
     assert "SealStarted" in outcomes["history"][1]
     assert outcomes["verify"][1].startswith("ok (")
     for name in ("search", "context", "lift"):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
 import pytest
 
 from stratagate import StrataGate
 from stratagate.cli.app import main
 from stratagate.events.content_fields import ERASED
 from stratagate.store.sql import open_event_store
+from tests.support.cli import unwrap
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def test_erase_thread_needs_yes_then_erases(
     code, out, _ = run(capsys, "erase", "thread", "secret", *where, "--yes", "--reason", "t-9")
     assert code == 0 and "erased thread secret" in out
     code, out, _ = run(capsys, "history", *where, "--json")
-    records = orjson.loads(out)
+    records = unwrap(out, "history")
     contents = [
         m["content"] for r in records if r["type"] == "TurnAppended" for m in r["data"]["messages"]
     ]
@@ -62,7 +62,7 @@ def test_namespaces_drop_with_purge_keeps_an_audit_record(
     )
     assert code == 0 and "purged" in out
     code, out, _ = run(capsys, "namespaces", "--database", database, "--json")
-    assert [n["namespace"] for n in orjson.loads(out)] == ["ns"]
+    assert [n["namespace"] for n in unwrap(out, "namespaces")] == ["ns"]
     with open_event_store(database, create=False) as store:
         [record] = store.purges()
         assert record.namespace == "other" and record.rows >= 2
@@ -91,5 +91,5 @@ def test_expand_of_an_erased_event_says_what_stays(
     assert "its source messages belong to thread public" in out
     assert "stratagate erase thread public" in out
     assert "heron count" in out  # the source message itself is still there, as said
-    shown = orjson.loads(run(capsys, "expand", "event", card.id, *where, "--json")[1])
+    shown = unwrap(run(capsys, "expand", "event", card.id, *where, "--json")[1], "expand")
     assert shown["erased"] is True

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.support.cli import WORKTREE, cli_process, run, run_json
+from tests.support.cli import WORKTREE, cli_process, run, run_json, unwrap
 
 
 def note_turns(path: Path, count: int, *, bad_line: int | None = None) -> Path:
@@ -245,7 +245,7 @@ def test_ingest_on_ray_actors_in_a_real_process(tmp_path: Path) -> None:
     result = cli_process(*argv, "--ray-log-level", "info", cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stderr.count("Started a local Ray instance") == 1
-    report = orjson.loads(result.stdout)
+    report = unwrap(result.stdout, "ingest")
     assert report["runtime"] == "ray" and report["turns"]["appended"] == 50
     assert {f["namespace"]: f["blocks"]["total"] for f in report["files"]} == {
         "left": 3,
@@ -261,7 +261,7 @@ def test_ray_is_quiet_by_default_and_stdout_holds_only_the_document(tmp_path: Pa
     argv = ["ingest", str(tmp_path / "one.jsonl"), "--database", str(tmp_path / "q.db")]
     result = cli_process(*argv, "--runtime", "ray", "--json", cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert orjson.loads(result.stdout)["turns"]["appended"] == 12  # nothing else on stdout
+    assert unwrap(result.stdout, "ingest")["turns"]["appended"] == 12  # nothing else on stdout
     for notice in ("Started a local Ray instance", "Token authentication", "SIGTERM handler"):
         assert notice not in result.stderr, result.stderr
 

@@ -76,3 +76,52 @@ def test_a_directory_ingest_shows_each_file_by_its_name(
         "gamma.jsonl",
     ]
     assert all(len(row) <= 100 for row in rows)
+
+
+def test_every_json_output_has_one_envelope(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each subcommand that takes --json prints one document: format, command, result."""
+    turns = tmp_path / "turns.jsonl"
+    turns.write_bytes(b"".join(sample_bytes().splitlines(keepends=True)[:30]))
+    db = ["--database", str(tmp_path / "m.db"), "--namespace", "default"]
+    ingested = run(capsys, "ingest", str(turns), "--models", "offline", *db, "--json")
+    with StrataGate.open(tmp_path / "m.db", "default", read_only=True) as memory:
+        event = memory.list_events()[0].id
+    argv = {
+        "ingest": None,
+        "search": ["search", "pnpm", *db],
+        "context": ["context", "pnpm", *db],
+        "expand": ["expand", "event", event, *db],
+        "history": ["history", *db, "--limit", "2"],
+        "verify": ["verify", *db],
+        "checkpoint": ["checkpoint", *db],
+        "replay": ["replay", "--until", "5", *db],
+        "export": ["export", *db, "--output", str(tmp_path / "log.jsonl")],
+        "import-log": [
+            "import-log",
+            str(tmp_path / "log.jsonl"),
+            "--database",
+            str(tmp_path / "c.db"),
+        ],
+        "stats": ["stats", *db],
+        "namespaces": ["namespaces", "--database", str(tmp_path / "m.db")],
+        "erase": ["erase", "event", event, *db, "--yes"],
+    }
+    parser = build_parser()
+    with_json = {
+        name
+        for name in parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+        if any("--json" in a.option_strings for a in subcommand(parser, name)._actions)
+    }
+    assert with_json == set(argv)  # a new command with --json needs its line here
+    outputs = {"ingest": ingested}
+    for name, args in argv.items():
+        if args is not None:
+            outputs[name] = run(capsys, *args, "--json")
+    for name, (code, out, err) in outputs.items():
+        assert code == 0, (name, err)
+        document = orjson.loads(out)
+        assert list(document) == ["format", "command", "result"], name
+        assert document["format"] == "stratagate.cli.v1" and document["command"] == name
+    assert isinstance(orjson.loads(outputs["history"][1])["result"], list)  # lists too
