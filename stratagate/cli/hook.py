@@ -11,9 +11,7 @@ stderr and exit 1; nothing it could not store is lost (the transcript keeps it).
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shlex
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -45,8 +43,6 @@ from stratagate.integrations.hooks.protocol import (
     load_event,
     one_line,
 )
-from stratagate.integrations.hooks.settings import install as install_settings
-from stratagate.integrations.hooks.settings import settings_file, snippet
 
 
 class HookUsageError(InvalidInputError):
@@ -212,6 +208,8 @@ def server(args: argparse.Namespace) -> int:
 def hook_command(args: argparse.Namespace) -> str:
     """The command line the host runs: this interpreter's ``-m stratagate hook claude-code``
     with the options given to ``install``."""
+    import shlex
+
     if args.host_command:
         return str(args.host_command)
     argv = [sys.executable, "-m", "stratagate", "hook", "claude-code"]
@@ -228,6 +226,11 @@ def hook_command(args: argparse.Namespace) -> str:
 
 def install(args: argparse.Namespace) -> int:
     """``stratagate hook install claude-code``: merge the hook into the host's settings."""
+    import json
+
+    from stratagate.integrations.hooks.settings import install as install_settings
+    from stratagate.integrations.hooks.settings import settings_file, snippet
+
     command = hook_command(args)
     if args.print:
         print(json.dumps(snippet(command), indent=2))

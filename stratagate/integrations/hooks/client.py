@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,6 +23,8 @@ RETRY_SECONDS = 0.02
 
 def start_server(argv: Sequence[str], log_path: Path, environ: Mapping[str, str]) -> None:
     """Start the hook server detached from the hook command (it outlives it)."""
+    import subprocess  # only when no server answers: not on every prompt
+
     descriptor = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(descriptor, "ab") as log:
         subprocess.Popen(

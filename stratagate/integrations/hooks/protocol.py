@@ -12,8 +12,7 @@ one stderr line and goes on).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from stratagate.errors import InvalidInputError
 
@@ -34,8 +33,7 @@ class HookInputError(InvalidInputError):
     """The hook event on stdin is not what the protocol sends."""
 
 
-@dataclass(frozen=True, slots=True)
-class HookEvent:
+class HookEvent(NamedTuple):
     """The fields of one hook event this package uses."""
 
     name: str
@@ -93,8 +91,7 @@ def additional_context(event_name: str, text: str) -> str:
     return json.dumps(output, ensure_ascii=False)
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     """What the hook command asks of the hook server: one event and how to treat it."""
 
     event: dict[str, Any]
@@ -107,19 +104,18 @@ class Request:
     version: int = PROTOCOL_VERSION
 
     def encode(self) -> bytes:
-        return json.dumps(asdict(self), ensure_ascii=False).encode("utf-8", "surrogatepass")
+        return json.dumps(self._asdict(), ensure_ascii=False).encode("utf-8", "surrogatepass")
 
     @classmethod
     def decode(cls, data: bytes) -> Request:
         value = json.loads(data.decode("utf-8", "replace"))
         if not isinstance(value, dict) or value.get("version") != PROTOCOL_VERSION:
             raise HookInputError("not a hook request of this protocol version")
-        known = {k: v for k, v in value.items() if k in cls.__dataclass_fields__}
+        known = {k: v for k, v in value.items() if k in cls._fields}
         return cls(**known)
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(NamedTuple):
     """What the hook command prints and exits with."""
 
     exit: int = EXIT_OK
@@ -127,7 +123,7 @@ class Reply:
     stderr: str = ""
 
     def encode(self) -> bytes:
-        return json.dumps(asdict(self), ensure_ascii=False).encode("utf-8", "surrogatepass")
+        return json.dumps(self._asdict(), ensure_ascii=False).encode("utf-8", "surrogatepass")
 
     @classmethod
     def decode(cls, data: bytes) -> Reply:

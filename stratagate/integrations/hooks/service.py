@@ -2,9 +2,9 @@
 hook command runs it in its own process with ``--no-server``).
 
 - Stop, SessionEnd, PreCompact: the transcript's completed turns are appended (durable, one
-  commit), then the model work runs in the background; the reply waits for it only within the
-  request's deadline. Transcripts whose turns wait because an earlier run could not write are
-  stored too.
+  commit) and the reply goes back; the model work they start (seal, extract, project) runs
+  after it, and a failure there is reported by the namespace's next capture. Transcripts whose
+  turns wait because an earlier run could not write are stored too, after the reply.
 - UserPromptSubmit: ``recall_context`` and the best raw messages of other sessions, as
   ``additionalContext`` (nothing when nothing bears on the prompt).
 - SessionStart: the session's block context.
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from stratagate.core.search_text import search_tokens
-from stratagate.errors import DrainTimeoutError, StrataGateError, WriterBusyError
+from stratagate.errors import StrataGateError, WriterBusyError
 from stratagate.integrations.hooks.capture import Captured, TranscriptError, capture, last_line_end
 from stratagate.integrations.hooks.context import prompt_context, session_context
 from stratagate.integrations.hooks.cursors import Cursor, CursorStore
@@ -50,8 +50,6 @@ from stratagate.results import RawHit
 
 RECALL_SHARE = 2 / 3
 """The part of the token budget ``recall_context`` may fill; raw hits and blocks get the rest."""
-SETTLE_MARGIN = 0.05
-"""Seconds kept back from the deadline for the reply to reach the hook command."""
 
 
 class HookService:
@@ -72,7 +70,8 @@ class HookService:
         self.log = log
         self.memories: dict[str, StrataGate] = {}
         self._later: list[Callable[[], None]] = []
-        self._failed: set[str] = set()
+        self._failed: dict[str, str] = {}
+        """Per namespace, the model failure a background run met, until a capture reports it."""
 
     # -- memories ---------------------------------------------------------------------------
 
@@ -177,12 +176,11 @@ class HookService:
         for other in self.cursors.waiting(request.namespace):
             if other.transcript != cursor.transcript:
                 self._later.append(partial(self._store_waiting, memory, other, request))
-        if request.namespace in self._failed:
-            self._failed.discard(request.namespace)
-            self._later.append(lambda: self._retry(memory, request.namespace))
-        notes = self._settle(memory, request)
+        failure = self._failed.pop(request.namespace, None)
+        self._later.append(partial(self._finish, memory, request.namespace, retry=bool(failure)))
+        notes = [failure] if failure else []
         return Reply(
-            EXIT_ERROR if notes else EXIT_OK,
+            EXIT_ERROR if failure else EXIT_OK,
             stderr=one_line(" ".join([*notes, *skipped(captured)])),
         )
 
@@ -205,32 +203,23 @@ class HookService:
         """Store what completed in the transcript (no stop point: only closed turns)."""
         cursor = self._cursor(event, request.namespace)
         if os.path.exists(cursor.transcript):
-            self._store(self.memory(request.namespace), cursor, None, request)
+            memory = self.memory(request.namespace)
+            self._store(memory, cursor, None, request)
+            self._finish(memory, request.namespace, retry=False)
 
-    def _settle(self, memory: StrataGate, request: Request) -> list[str]:
-        """Wait for the background model work until the deadline; what failed, as notes."""
-        left = request.deadline - time.time() - SETTLE_MARGIN
-        if left <= 0:
-            return []
+    def _finish(self, memory: StrataGate, namespace: str, *, retry: bool) -> None:
+        """After the reply: wait for the model work the append started (and, after a failure,
+        retry the failed jobs); a failure is reported by the namespace's next capture."""
         try:
-            memory.drain(timeout=left)
-        except DrainTimeoutError:
-            return []
+            if retry:
+                memory.resume_pending_work()
+            memory.drain()
         except Exception as exc:  # a model callback's own error, or a ModelError
-            self._failed.add(request.namespace)
-            return [
-                "stratagate: the turns are stored, but model work failed "
+            self._failed[namespace] = (
+                "stratagate: earlier turns are stored, but model work on them failed "
                 f"({type(exc).__name__}: {one_line(str(exc))}); the job is marked failed and "
-                "a later run retries it."
-            ]
-        return []
-
-    def _retry(self, memory: StrataGate, namespace: str) -> None:
-        try:
-            memory.resume_pending_work()
-        except Exception:
-            self._failed.add(namespace)
-            raise
+                "is retried after this reply."
+            )
 
     # -- recall -----------------------------------------------------------------------------
 
