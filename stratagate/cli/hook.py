@@ -200,7 +200,11 @@ def server(args: argparse.Namespace) -> int:
     path = socket_path(environ, database, __version__)
     private_dir(path.parent)
     state = private_dir(hook_state_dir(environ))
-    service = HookService(database, memory_options(args), state, log=sys.stderr)
+    try:
+        options, broken = memory_options(args), None
+    except StrataGateError as exc:  # served as every reply's error: hooks do not wait in vain
+        options, broken = {}, f"the hook server cannot open memories: {exc}"
+    service = HookService(database, options, state, log=sys.stderr, broken=broken)
     serve(service, path, idle=args.idle, log=sys.stderr)
     return EXIT_OK
 

@@ -67,13 +67,19 @@ class Host:
         return Done(done.returncode, done.stdout.decode(), err)
 
     def hook(
-        self, name: str, transcript: Transcript | None, path: Path | None, **fields: Any
+        self,
+        name: str,
+        transcript: Transcript | None,
+        path: Path | None,
+        *options: str,
+        **fields: Any,
     ) -> Done:
+        """The hook for ``name`` after writing the transcript out as it stands."""
         if transcript is not None and path is not None:
             transcript.write(path)
         session = transcript.session_id if transcript is not None else fields.pop("session")
         cwd = transcript.cwd if transcript is not None else fields.pop("cwd")
-        return self.run(event(name, path, session, cwd=cwd, **fields))
+        return self.run(event(name, path, session, cwd=cwd, **fields), *options)
 
     def stored(self, namespace: str, thread: str | None = None) -> list[tuple[str, str]]:
         """The (role, content) of every message the namespace holds (of one thread), in order."""
@@ -99,16 +105,21 @@ class Host:
                 time.sleep(0.05)
 
 
-@pytest.fixture(scope="module")
-def host() -> Iterator[Host]:
+@contextlib.contextmanager
+def new_host(**environ: str) -> Iterator[Host]:
+    """A host with directories of its own; the hook servers its hooks start are stopped after."""
     root = Path(tempfile.mkdtemp(prefix="sgh-", dir="/tmp"))  # AF_UNIX paths must stay short
+    inherited = {  # model endpoints only when the test names them
+        k: v for k, v in os.environ.items() if not k.startswith(("STRATAGATE_MODEL", "OPENAI_"))
+    }
     env = {
-        **os.environ,
+        **inherited,
         "PYTHONPATH": str(WORKTREE),
         "XDG_RUNTIME_DIR": str(root / "run"),
         "XDG_STATE_HOME": str(root / "state"),
         "XDG_DATA_HOME": str(root / "data"),
         "STRATAGATE_DATABASE": str(root / "memory.db"),
+        **environ,
     }
     env.pop("CLAUDE_PROJECT_DIR", None)
     host = Host(root, env)
@@ -117,6 +128,12 @@ def host() -> Iterator[Host]:
     finally:
         host.stop_servers()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def host() -> Iterator[Host]:
+    with new_host() as shared:
+        yield shared
 
 
 @pytest.fixture
@@ -300,6 +317,46 @@ def test_a_namespace_held_by_another_writer_loses_nothing(
         "Unrelated work.",
         "Done.",
     }
+
+
+def test_a_failing_model_is_reported_by_the_next_capture_and_the_turns_kept(
+    tmp_path: Path,
+) -> None:
+    unreachable = {  # nothing listens on port 9: every model call fails
+        "STRATAGATE_MODEL_BASE_URL": "http://127.0.0.1:9/v1",
+        "STRATAGATE_MODEL": "none-such",
+        "STRATAGATE_MODEL_TIMEOUT": "2",
+    }
+    with new_host(**unreachable) as models_down:
+        path = tmp_path / "m.jsonl"
+        t = Transcript("sess-m", cwd="/work/models-down")
+        for n in range(12):  # a full block: sealing it calls the summarizer
+            t.turn(f"Decision {n}: keep it.", f"Kept {n}.")
+        first = models_down.hook("Stop", t, path, "--models", "openai")
+        assert first.code == 0  # the turns are durable before any model runs
+        assert len(models_down.stored(namespace("/work/models-down"))) == 24
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            again = models_down.hook("Stop", t, path, "--models", "openai")
+            if again.code:
+                break
+            time.sleep(0.2)
+        assert again.code == 1 and "model work on them failed (ModelError:" in again.err
+        assert "Connection refused" in again.err
+        with StrataGate.open(
+            models_down.database, namespace("/work/models-down"), read_only=True
+        ) as memory:
+            assert memory.list_blocks() == [] and len(memory.list_open_tail()) == 24
+
+
+def test_a_server_that_cannot_open_memories_says_so_at_once(tmp_path: Path) -> None:
+    with new_host() as unconfigured:  # --models openai with no endpoint configured
+        t = Transcript("sess-n", cwd="/work/unconfigured")
+        t.turn("Hello.", "Hi.")
+        started = time.monotonic()
+        done = unconfigured.hook("Stop", t, tmp_path / "n.jsonl", "--models", "openai")
+        assert done.code == 1 and "cannot open memories" in done.err
+        assert time.monotonic() - started < 30  # not the whole --budget of 60 s
 
 
 def test_redact_masks_credentials_before_storage(host: Host, project: str, tmp_path: Path) -> None:

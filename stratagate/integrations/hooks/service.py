@@ -62,11 +62,15 @@ class HookService:
         state_dir: Path,
         *,
         log: TextIO | None = None,
+        broken: str | None = None,
     ) -> None:
         self.database = database
+        self.broken = broken
+        """Why no memory can be opened (say, a model endpoint not configured): every reply
+        says so, instead of a server that never starts and hooks that wait for it."""
         self.options = dict(options)
         self.cursors = CursorStore(state_dir, database)
-        self.max_chars = MemoryOptions.from_kwargs(**self.options).max_message_chars
+        self.max_chars = MemoryOptions().max_message_chars
         self.log = log
         self.memories: dict[str, StrataGate] = {}
         self._later: list[Callable[[], None]] = []
@@ -101,6 +105,8 @@ class HookService:
         try:
             event = event_from(request.event)
             name = event.name
+            if self.broken is not None:
+                raise StrataGateError(self.broken)
             reply = self._dispatch(event, request)
         except WriterBusyError as exc:
             reply = Reply(EXIT_ERROR, stderr=self._busy(request, exc))
