@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stratagate import __version__
 from stratagate.cli.app import ENV_DATABASE, EXIT_OK
@@ -43,6 +43,9 @@ from stratagate.integrations.hooks.protocol import (
     load_event,
     one_line,
 )
+
+if TYPE_CHECKING:
+    from stratagate.integrations.hooks.service import HookService
 
 
 class HookUsageError(InvalidInputError):
@@ -127,9 +130,9 @@ def answer_event(args: argparse.Namespace, started: float) -> int:
     )
     if args.no_server:
         return answer_here(args, database, request)
+    state = private_dir(hook_state_dir(environ))  # before the socket's directory inside it
     path = socket_path(environ, database, __version__)
     private_dir(path.parent)
-    state = private_dir(hook_state_dir(environ))
     reply = call(
         path,
         request,
@@ -193,19 +196,23 @@ def answer_here(args: argparse.Namespace, database: str, request: Request) -> in
 def server(args: argparse.Namespace) -> int:
     """``stratagate hook server``: serve the hook commands of one database until idle."""
     from stratagate.integrations.hooks.server import serve
-    from stratagate.integrations.hooks.service import HookService
 
     environ = os.environ
     database = resolve_database(args.database, environ)
+    state = private_dir(hook_state_dir(environ))
     path = socket_path(environ, database, __version__)
     private_dir(path.parent)
-    state = private_dir(hook_state_dir(environ))
-    try:
-        options, broken = memory_options(args), None
-    except StrataGateError as exc:  # served as every reply's error: hooks do not wait in vain
-        options, broken = {}, f"the hook server cannot open memories: {exc}"
-    service = HookService(database, options, state, log=sys.stderr, broken=broken)
-    serve(service, path, idle=args.idle, log=sys.stderr)
+
+    def make_service() -> HookService:
+        from stratagate.integrations.hooks.service import HookService
+
+        try:
+            options, broken = memory_options(args), None
+        except StrataGateError as exc:  # every reply says so: hooks do not wait in vain
+            options, broken = {}, f"the hook server cannot open memories: {exc}"
+        return HookService(database, options, state, log=sys.stderr, broken=broken)
+
+    serve(make_service, path, idle=args.idle, log=sys.stderr)
     return EXIT_OK
 
 
@@ -240,7 +247,7 @@ def install(args: argparse.Namespace) -> int:
         print(json.dumps(snippet(command), indent=2))
         return EXIT_OK
     path = settings_file(
-        project=None if args.project is None else Path(args.project),
+        project=None if args.project is None else Path(args.project).expanduser().resolve(),
         user=args.user,
         home=Path.home(),
     )

@@ -319,6 +319,24 @@ def test_a_namespace_held_by_another_writer_loses_nothing(
     }
 
 
+def test_a_first_stop_with_a_short_budget_is_stored_by_the_server_it_started(
+    tmp_path: Path,
+) -> None:
+    with new_host() as cold:  # no hook server runs yet: this hook starts one
+        t = Transcript("sess-k", cwd="/work/cold")
+        t.turn("Cold start: remember the port is 8443.", "Port 8443, noted.")
+        done = cold.hook("Stop", t, tmp_path / "k.jsonl", "--budget", "0.2")
+        assert done.code == 0 and "still storing this session's turns" in done.err
+        deadline = time.monotonic() + 60
+        while not cold.database.exists() or not cold.stored(namespace("/work/cold")):
+            assert time.monotonic() < deadline, "the server never stored the turn"
+            time.sleep(0.2)
+        assert cold.stored(namespace("/work/cold")) == [
+            ("user", "Cold start: remember the port is 8443."),
+            ("assistant", "Port 8443, noted."),
+        ]
+
+
 def test_a_failing_model_is_reported_by_the_next_capture_and_the_turns_kept(
     tmp_path: Path,
 ) -> None:

@@ -3,7 +3,7 @@ within the budget, nothing when nothing bears on the prompt, credentials masked.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from stratagate.core.tokens import estimate_tokens
 from stratagate.integrations.hooks.context import prompt_context, session_context
@@ -13,12 +13,17 @@ from stratagate.results import BlockContextEntry, RawHit, RecallContext, RecallE
 AT = datetime(2026, 5, 1, 9, tzinfo=UTC)
 
 
-def message(id_: str, role: str, content: str, thread: str) -> RawMessage:
-    return RawMessage(id=id_, role=role, content=content, created_at=AT, thread_id=thread)
+def message(id_: str, role: str, content: str, thread: str, minutes: int = 0) -> RawMessage:
+    at = AT + timedelta(minutes=minutes)
+    return RawMessage(id=id_, role=role, content=content, created_at=at, thread_id=thread)
 
 
-def hit(id_: str, content: str, thread: str, reply: str | None = None) -> RawHit:
-    nearby = [] if reply is None else [message(f"{id_}-r", "assistant", reply, thread)]
+def hit(
+    id_: str, content: str, thread: str, reply: str | None = None, before: str | None = None
+) -> RawHit:
+    nearby = [] if before is None else [message(f"{id_}-p", "assistant", before, thread, -1)]
+    if reply is not None:
+        nearby.append(message(f"{id_}-r", "assistant", reply, thread, 1))
     return RawHit(
         id=id_,
         block_id=None,
@@ -79,6 +84,15 @@ def test_events_then_other_sessions_then_this_sessions_sealed_blocks() -> None:
     assert "[message m1-r]" not in text  # the reply is shown once, under its prompt
     assert "just now" not in text and "[message m2]" not in text  # this session's own turns
     assert "claude-code/p-1" in text and "batch_1, batch_2" in text
+
+
+def test_a_prompt_is_shown_with_its_own_reply_never_the_one_before() -> None:
+    hits = [hit("m1", "And we deploy to Fly.io.", "old", before="Switched to pnpm.")]
+    text = prompt_context("ns", recalled(), hits, thread_id="now", token_budget=900)
+    assert text is not None and "pnpm" not in text
+    hits = [hit("m2", "Deploy where?", "old", reply="To Fly.io.", before="Switched to pnpm.")]
+    text = prompt_context("ns", recalled(), hits, thread_id="now", token_budget=900)
+    assert text is not None and "assistant: To Fly.io." in text and "pnpm" not in text
 
 
 def test_the_budget_bounds_what_is_added() -> None:

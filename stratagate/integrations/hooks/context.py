@@ -30,35 +30,36 @@ def clip(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: max(0, limit - 1)].rstrip() + "…"
 
 
-def raw_hit_text(hit: RawHit) -> tuple[str, set[str]]:
+def raw_hit_text(hit: RawHit, shown: set[str]) -> str:
     """One raw hit as a context line (when, who, in which session, what, its id), a user
-    message followed by the reply next to it; and the ids of the messages it shows."""
+    message followed by the reply to it unless that is among ``shown`` (the ids of messages
+    already shown, which this extends)."""
     message = hit.message
     session = (hit.thread_id or "-")[:8]
     lines = [
         f"- {message.created_at:%Y-%m-%d} {message.role} in session {session}: "
         f"{clip(message.content, RAW_CHARS)} [message {message.id}]"
     ]
-    shown = {message.id}
-    if message.role == "user":
-        reply = next((m for m in hit.nearby if m.role == "assistant"), None)
-        if reply is not None and reply.content.strip():
-            lines.append(f"  {reply.role}: {clip(reply.content, REPLY_CHARS)}")
-            shown.add(reply.id)
-    return "\n".join(lines), shown
+    shown.add(message.id)
+    reply = next(
+        (
+            m
+            for m in hit.nearby
+            if m.role == "assistant" and m.created_at > message.created_at and m.content.strip()
+        ),
+        None,
+    )
+    if message.role == "user" and reply is not None and reply.id not in shown:
+        lines.append(f"  {reply.role}: {clip(reply.content, REPLY_CHARS)}")
+        shown.add(reply.id)
+    return "\n".join(lines)
 
 
 def raw_texts(hits: Sequence[RawHit]) -> list[str]:
     """The hits' lines, each message shown once (a reply shown under its prompt is not
-    repeated as a hit of its own)."""
-    texts, shown = [], set()
-    for hit in hits:
-        if hit.message.id in shown:
-            continue
-        text, ids = raw_hit_text(hit)
-        texts.append(text)
-        shown |= ids
-    return texts
+    repeated as a hit of its own, nor under another prompt)."""
+    shown: set[str] = set()
+    return [raw_hit_text(hit, shown) for hit in hits if hit.message.id not in shown]
 
 
 def block_text(entry: BlockContextEntry) -> str:

@@ -20,10 +20,12 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from stratagate.integrations.hooks.protocol import Request
-from stratagate.integrations.hooks.service import HookService
+
+if TYPE_CHECKING:
+    from stratagate.integrations.hooks.service import HookService
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 READ_TIMEOUT = 5.0
@@ -63,16 +65,13 @@ def read_request(connection: socket.socket) -> bytes:
         chunks.append(chunk)
 
 
-def serve(
-    service: HookService,
-    path: Path,
-    *,
-    idle: float,
-    log: TextIO,
-    ready: Callable[[], None] | None = None,
-) -> bool:
+def serve(make_service: Callable[[], HookService], path: Path, *, idle: float, log: TextIO) -> bool:
     """Serve until ``idle`` seconds pass without a request (or SIGTERM); ``False`` when another
-    server already holds the socket."""
+    server already holds the socket.
+
+    The socket listens before ``make_service`` runs (it imports the memory: about a second), so
+    a hook that started this server hands its request over at once, however long the memory
+    takes to open."""
     with exclusive(path.with_name(path.name + ".lock")) as mine:
         if not mine:
             log.write(f"another hook server serves {path}; exiting\n")
@@ -81,6 +80,7 @@ def serve(
             path.unlink()
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         pid_file = path.with_name(path.name + ".pid")
+        service: HookService | None = None
         try:
             listener.bind(str(path))
             os.chmod(path, 0o600)
@@ -92,8 +92,7 @@ def serve(
             signal.signal(signal.SIGTERM, _stop)
             log.write(f"serving {path} (pid {os.getpid()}, idle exit after {idle:g} s)\n")
             log.flush()
-            if ready is not None:
-                ready()
+            service = make_service()
             _loop(service, listener, idle, log)
         except KeyboardInterrupt:
             pass
@@ -102,7 +101,8 @@ def serve(
             for own in (path, pid_file):
                 with contextlib.suppress(FileNotFoundError):
                     own.unlink()
-            service.close()
+            if service is not None:
+                service.close()
             log.write("stopped\n")
             log.flush()
         return True
