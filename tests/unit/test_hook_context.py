@@ -116,3 +116,14 @@ def test_a_session_start_shows_the_newest_blocks_that_fit() -> None:
     shown = session_context("ns", entries, token_budget=300)
     assert shown is not None and "block 9" in shown and "block 0" not in shown
     assert shown.index("block 8") < shown.index("block 9")  # oldest of the shown first
+
+
+def test_security_md_lists_every_redaction_pattern() -> None:
+    from pathlib import Path
+
+    from stratagate.core.redaction import PATTERNS
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "SECURITY.md").read_text()
+    section = page.split("## Credentials in captured text", 1)[1]
+    listed = {line.split("`")[1] for line in section.splitlines() if line.startswith("| `")}
+    assert listed == {pattern.kind for pattern in PATTERNS}
