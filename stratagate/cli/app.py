@@ -490,6 +490,7 @@ def add_hook(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "the first hook that finds none; exits after --idle seconds without a request)",
     )
     server.add_argument("--database", help=DATABASE_HOOK_HELP)
+    server.add_argument("--first-request-on-stdin", action="store_true", help=argparse.SUPPRESS)
     hook_server_options(server)
     server.set_defaults(handler=lambda a: run_hook.server(a))
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from stratagate import __version__
 from stratagate.cli.app import ENV_DATABASE, EXIT_OK
 from stratagate.errors import InvalidInputError, StrataGateError
-from stratagate.integrations.hooks.client import call
+from stratagate.integrations.hooks.client import call, start_with
 from stratagate.integrations.hooks.places import (
     PROJECT_DIR_ENV,
     database_key,
@@ -133,13 +133,9 @@ def answer_event(args: argparse.Namespace, started: float) -> int:
     state = private_dir(hook_state_dir(environ))  # before the socket's directory inside it
     path = socket_path(environ, database, __version__)
     private_dir(path.parent)
-    reply = call(
-        path,
-        request,
-        server_argv=server_argv(args, database),
-        log_path=state / f"server-{database_key(database)}.log",
-        environ=environ,
-    )
+    log = state / f"server-{database_key(database)}.log"
+    argv = server_argv(args, database)
+    reply = call(path, request, start=lambda first: start_with(first, argv, log, environ))
     return emit(reply or late(event.name))
 
 
@@ -212,8 +208,24 @@ def server(args: argparse.Namespace) -> int:
             options, broken = {}, f"the hook server cannot open memories: {exc}"
         return HookService(database, options, state, log=sys.stderr, broken=broken)
 
-    serve(make_service, path, idle=args.idle, log=sys.stderr)
+    first = None
+    if args.first_request_on_stdin:  # the hook that started this server waits on stdout
+        first = Request.decode(sys.stdin.buffer.read())
+    serve(make_service, path, idle=args.idle, log=sys.stderr, first=first, answer_first=answer)
     return EXIT_OK
+
+
+def answer(reply: Reply) -> None:
+    """Write the first request's reply to the hook that started this server, then let go of
+    stdout (that hook is gone once it has read it, or has stopped waiting)."""
+    try:
+        sys.stdout.buffer.write(reply.encode())
+        sys.stdout.buffer.flush()
+    except OSError:  # it stopped waiting: the work is done all the same
+        pass
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def hook_command(args: argparse.Namespace) -> str:

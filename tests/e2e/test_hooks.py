@@ -22,7 +22,9 @@ import orjson
 import pytest
 
 from stratagate import StrataGate
+from stratagate.errors import StorageError
 from stratagate.integrations.hooks.places import namespace_for
+from stratagate.integrations.hooks.protocol import Reply, Request
 from tests.support.transcripts import Transcript, event
 
 WORKTREE = Path(__file__).resolve().parents[2]
@@ -327,14 +329,84 @@ def test_a_first_stop_with_a_short_budget_is_stored_by_the_server_it_started(
         t.turn("Cold start: remember the port is 8443.", "Port 8443, noted.")
         done = cold.hook("Stop", t, tmp_path / "k.jsonl", "--budget", "0.2")
         assert done.code == 0 and "still storing this session's turns" in done.err
-        deadline = time.monotonic() + 60
-        while not cold.database.exists() or not cold.stored(namespace("/work/cold")):
-            assert time.monotonic() < deadline, "the server never stored the turn"
-            time.sleep(0.2)
+        wait_for(cold, "/work/cold", 2)
         assert cold.stored(namespace("/work/cold")) == [
             ("user", "Cold start: remember the port is 8443."),
             ("assistant", "Port 8443, noted."),
         ]
+
+
+def test_hooks_racing_to_start_the_server_start_one_and_lose_no_request(
+    tmp_path: Path,
+) -> None:
+    with new_host() as cold:
+        argv = [sys.executable, "-m", "stratagate", "hook", "claude-code", "--budget", "0.3"]
+        running = []
+        for n in range(4):  # four sessions of one project stop at the same moment
+            t = Transcript(f"sess-race-{n}", cwd="/work/race")
+            t.turn(f"Race {n}: note the number {n}.", f"Noted {n}.")
+            path = t.write(tmp_path / f"race-{n}.jsonl")
+            process = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=cold.env, cwd=cold.root,
+            )  # fmt: skip
+            assert process.stdin is not None
+            process.stdin.write(event("Stop", path, t.session_id, cwd=t.cwd))
+            process.stdin.close()  # the hook reads to the end of its stdin
+            running.append(process)
+        for process in running:
+            assert process.wait(timeout=120) == 0 and process.stderr is not None
+            assert "Traceback" not in process.stderr.read().decode()
+        wait_for(cold, "/work/race", 8)
+        assert sorted(c for _, c in cold.stored(namespace("/work/race"))) == sorted(
+            text for n in range(4) for text in (f"Race {n}: note the number {n}.", f"Noted {n}.")
+        )
+        assert len(list((cold.root / "run").rglob("*.pid"))) == 1  # one server serves
+
+
+def test_a_server_that_loses_the_start_race_hands_its_request_on(tmp_path: Path) -> None:
+    with new_host() as cold:
+        argv = [sys.executable, "-m", "stratagate", "hook", "server", "--first-request-on-stdin"]
+        servers = []
+        for n in range(2):  # as two hooks that found no server would start them
+            t = Transcript(f"sess-pair-{n}", cwd="/work/pair")
+            t.turn(f"Pair {n}.", f"Paired {n}.")
+            request = Request(
+                event=orjson.loads(event("Stop", t.write(tmp_path / f"p{n}.jsonl"), t.session_id)),
+                namespace="pair",
+                deadline=time.time() + 60,
+            )
+            server = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=cold.env, cwd=cold.root, start_new_session=True,
+            )  # fmt: skip
+            assert server.stdin is not None
+            server.stdin.write(request.encode())
+            server.stdin.close()
+            servers.append(server)
+        replies = [Reply.decode(server.stdout.read()) for server in servers if server.stdout]
+        assert [reply.exit for reply in replies] == [0, 0]
+        deadline = time.monotonic() + 60
+        while all(server.poll() is None for server in servers):  # the loser exits, 0
+            assert time.monotonic() < deadline, "no server exited: both serve?"
+            time.sleep(0.05)
+        [loser] = [server for server in servers if server.returncode == 0]
+        assert loser.stderr is not None and b"handing the request on" in loser.stderr.read()
+        assert sorted(c for _, c in cold.stored("pair")) == ["Pair 0.", "Pair 1.", "Paired 0.",
+                                                             "Paired 1."]  # fmt: skip
+
+
+def wait_for(host: Host, project: str, messages: int) -> None:
+    """Until the project's namespace holds ``messages`` messages (a server stores them)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if len(host.stored(namespace(project))) >= messages:
+                return
+        except StorageError:  # the database is still being created
+            pass
+        assert time.monotonic() < deadline, "a request was lost"
+        time.sleep(0.2)
 
 
 def test_a_failing_model_is_reported_by_the_next_capture_and_the_turns_kept(

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from stratagate.integrations.hooks.protocol import Request
+from stratagate.integrations.hooks.client import call
+from stratagate.integrations.hooks.protocol import Reply, Request
 
 if TYPE_CHECKING:
     from stratagate.integrations.hooks.service import HookService
@@ -32,6 +33,8 @@ READ_TIMEOUT = 5.0
 """Seconds a connected hook command may take to send its request."""
 TICK = 0.5
 """How often the idle time is looked at (seconds)."""
+HAND_ON_SECONDS = 30.0
+"""How long a server that lost the race keeps trying to hand its first request on."""
 
 
 @contextlib.contextmanager
@@ -65,16 +68,28 @@ def read_request(connection: socket.socket) -> bytes:
         chunks.append(chunk)
 
 
-def serve(make_service: Callable[[], HookService], path: Path, *, idle: float, log: TextIO) -> bool:
+def serve(
+    make_service: Callable[[], HookService],
+    path: Path,
+    *,
+    idle: float,
+    log: TextIO,
+    first: Request | None = None,
+    answer_first: Callable[[Reply], None] | None = None,
+) -> bool:
     """Serve until ``idle`` seconds pass without a request (or SIGTERM); ``False`` when another
     server already holds the socket.
 
-    The socket listens before ``make_service`` runs (it imports the memory: about a second), so
-    a hook that started this server hands its request over at once, however long the memory
-    takes to open."""
+    ``first`` is the request of the hook that started this server (it came on stdin): it is
+    answered first, through ``answer_first``; a server that finds another one running hands it
+    on to that one. The socket listens before ``make_service`` runs (it imports the memory:
+    about a second), so the hooks that come meanwhile wait in its queue, not for a socket."""
+    reply_first = answer_first or (lambda reply: None)
     with exclusive(path.with_name(path.name + ".lock")) as mine:
         if not mine:
-            log.write(f"another hook server serves {path}; exiting\n")
+            log.write(f"another hook server serves {path}; handing the request on\n")
+            if first is not None:
+                reply_first(hand_on(path, first))
             return False
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
@@ -93,6 +108,9 @@ def serve(make_service: Callable[[], HookService], path: Path, *, idle: float, l
             log.write(f"serving {path} (pid {os.getpid()}, idle exit after {idle:g} s)\n")
             log.flush()
             service = make_service()
+            if first is not None:
+                reply_first(service.handle(first))
+                service.run_later()
             _loop(service, listener, idle, log)
         except KeyboardInterrupt:
             pass
@@ -106,6 +124,14 @@ def serve(make_service: Callable[[], HookService], path: Path, *, idle: float, l
             log.write("stopped\n")
             log.flush()
         return True
+
+
+def hand_on(path: Path, request: Request) -> Reply:
+    """``request`` delivered to the server at ``path`` (which may still be starting): nobody
+    waits on this process, so it tries for longer than the hook did."""
+    patient = request._replace(deadline=max(request.deadline, time.time() + HAND_ON_SECONDS))
+    reply = call(path, patient)
+    return reply or Reply()
 
 
 def _stop(signum: int, frame: object) -> None:
@@ -133,4 +159,4 @@ def _loop(service: HookService, listener: socket.socket, idle: float, log: TextI
         last = time.monotonic()
 
 
-__all__ = ["exclusive", "read_request", "serve"]
+__all__ = ["exclusive", "hand_on", "read_request", "serve"]

@@ -196,7 +196,8 @@ class HookService:
         captured, moved = capture(
             memory, cursor, stop=stop, redact=request.redact, max_chars=self.max_chars
         )
-        self.cursors.save(moved)
+        if moved != cursor:  # most runs after a prompt find nothing new: no write then
+            self.cursors.save(moved)
         return captured
 
     def _store_waiting(self, memory: StrataGate, cursor: Cursor, request: Request) -> None:
@@ -231,9 +232,9 @@ class HookService:
 
     def _recall(self, event: HookEvent, request: Request) -> Reply:
         query = (event.prompt or "")[:MAX_QUERY_CHARS]
+        memory = self.memory(request.namespace)  # open even when too late: the next is quick
         if not search_tokens(query) or time.time() >= request.deadline:
             return Reply()
-        memory = self.memory(request.namespace)
         budget = request.token_budget
         recalled = memory.recall_context(
             query, thread_id=event.session_id, token_budget=max(1, int(budget * RECALL_SHARE))
