@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stratagate import __version__
-from stratagate.cli.app import ENV_DATABASE, EXIT_OK
+from stratagate.cli.constants import ENV_DATABASE, EXIT_OK
 from stratagate.errors import InvalidInputError, StrataGateError
 from stratagate.integrations.hooks.client import call, start_with
 from stratagate.integrations.hooks.places import (

@@ -28,6 +28,7 @@ from stratagate.integrations.hooks.protocol import Reply, Request
 from tests.support.transcripts import Transcript, event
 
 WORKTREE = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # real processes: hooks, hook servers
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
+from stratagate.core.filters import MAX_QUERY_CHARS
 from stratagate.core.search_text import search_tokens
 from stratagate.errors import StrataGateError, WriterBusyError
 from stratagate.integrations.hooks.capture import Captured, TranscriptError, capture, last_line_end
@@ -44,7 +45,6 @@ from stratagate.integrations.hooks.protocol import (
     one_line,
 )
 from stratagate.memory import StrataGate
-from stratagate.messages import MAX_QUERY_CHARS
 from stratagate.options import MemoryOptions
 from stratagate.results import RawHit
 
