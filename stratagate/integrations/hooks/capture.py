@@ -9,10 +9,11 @@ transcript keeps it whole), and with ``redact`` credentials are masked before st
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 from stratagate.core.redaction import redact_text, redact_value
 from stratagate.errors import StrataGateError
@@ -43,11 +44,14 @@ class Captured:
 
 
 def clip(text: str, limit: int) -> str:
-    """``text``, or its first characters and a note of how long it was."""
+    """``text``, or its first characters and a note of how long it was: ``limit`` characters
+    at most."""
     if len(text) <= limit:
         return text
     note = f" … [clipped: {len(text)} characters in all, the transcript holds the rest]"
-    return text[: max(0, limit - len(note))] + note
+    if len(note) >= limit:
+        return text[:limit]
+    return text[: limit - len(note)] + note
 
 
 def clip_value(value: Any, limit: int) -> Any:
@@ -108,36 +112,45 @@ def turn_input(
     }
 
 
+@contextmanager
+def transcript_file(path: str) -> Iterator[BinaryIO]:
+    """The transcript open for reading; what keeps it from being read is a ``TranscriptError``."""
+    try:
+        with open(path, "rb") as handle:
+            yield handle
+    except FileNotFoundError as exc:
+        raise TranscriptError(f"no transcript at {path}") from exc
+    except IsADirectoryError as exc:
+        raise TranscriptError(f"the transcript {path} is a directory") from exc
+    except OSError as exc:
+        raise TranscriptError(f"cannot read the transcript {path}: {exc.strerror or exc}") from exc
+
+
 def last_line_end(path: str) -> int:
-    """The offset after the transcript's last complete line (a stop point)."""
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        start = max(0, size - LAST_LINE_WINDOW)
-        handle.seek(start)
-        chunk = handle.read()
-    newline = chunk.rfind(b"\n")
-    return start + newline + 1 if newline >= 0 else start
+    """The offset after the transcript's last complete line (a stop point), looking back a
+    window at a time (a last line may be a long tool result)."""
+    with transcript_file(path) as handle:
+        end = os.fstat(handle.fileno()).st_size
+        while end > 0:
+            start = max(0, end - LAST_LINE_WINDOW)
+            handle.seek(start)
+            newline = handle.read(end - start).rfind(b"\n")
+            if newline >= 0:
+                return start + newline + 1
+            end = start
+    return 0
 
 
 def read_from(cursor: Cursor) -> tuple[bytes, int, int]:
     """The transcript's bytes from a little before the cursor on, the offset they start at,
     and the offset to read turns from: the cursor's, or 0 when the file was truncated or
     rewritten since the cursor was kept (the bytes before the offset no longer match)."""
-    try:
-        with open(cursor.transcript, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            offset = cursor.offset if cursor.offset <= size else 0
-            start = max(0, offset - TAIL_BYTES)
-            handle.seek(start)
-            data = handle.read()
-    except FileNotFoundError as exc:
-        raise TranscriptError(f"no transcript at {cursor.transcript}") from exc
-    except IsADirectoryError as exc:
-        raise TranscriptError(f"the transcript {cursor.transcript} is a directory") from exc
-    except OSError as exc:
-        raise TranscriptError(
-            f"cannot read the transcript {cursor.transcript}: {exc.strerror or exc}"
-        ) from exc
+    with transcript_file(cursor.transcript) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        offset = cursor.offset if cursor.offset <= size else 0
+        start = max(0, offset - TAIL_BYTES)
+        handle.seek(start)
+        data = handle.read()
     if offset and tail_digest(data[: offset - start]) != cursor.tail:
         offset = 0
     return data, start, offset

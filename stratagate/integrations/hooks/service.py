@@ -167,12 +167,7 @@ class HookService:
 
     def _capture(self, event: HookEvent, request: Request) -> Reply:
         cursor = self._cursor(event, request.namespace)
-        try:
-            stop = last_line_end(cursor.transcript)
-        except FileNotFoundError as exc:
-            raise TranscriptError(f"no transcript at {cursor.transcript}") from exc
-        except OSError as exc:
-            raise TranscriptError(f"cannot read the transcript {cursor.transcript}: {exc}") from exc
+        stop = last_line_end(cursor.transcript)
         try:
             memory = self.memory(request.namespace)
         except WriterBusyError:
