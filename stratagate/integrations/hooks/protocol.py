@@ -64,8 +64,10 @@ def load_event(data: bytes) -> dict[str, Any]:
     return value
 
 
-def event_from(value: dict[str, Any]) -> HookEvent:
+def event_from(value: object) -> HookEvent:
     """A ``HookEvent`` from the parsed object; a wrongly typed field is an input error."""
+    if not isinstance(value, dict):
+        raise HookInputError("the hook event is not a JSON object")
     name, session = value.get("hook_event_name"), value.get("session_id")
     if not isinstance(name, str) or not name:
         raise HookInputError("the hook event has no hook_event_name")

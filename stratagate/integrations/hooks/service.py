@@ -48,6 +48,8 @@ from stratagate.memory import StrataGate
 from stratagate.options import MemoryOptions
 from stratagate.results import RawHit
 
+BUSY_BACKOFF = 10.0
+"""Seconds a namespace another process holds for writing is not tried again."""
 RECALL_SHARE = 2 / 3
 """The part of the token budget ``recall_context`` may fill; raw hits and blocks get the rest."""
 
@@ -63,6 +65,7 @@ class HookService:
         *,
         log: TextIO | None = None,
         broken: str | None = None,
+        busy_backoff: float = BUSY_BACKOFF,
     ) -> None:
         self.database = database
         self.broken = broken
@@ -74,17 +77,32 @@ class HookService:
         self.log = log
         self.memories: dict[str, StrataGate] = {}
         self._later: list[Callable[[], None]] = []
+        self.busy_backoff = busy_backoff
+        self._refused: dict[str, tuple[float, WriterBusyError]] = {}
         self._failed: dict[str, str] = {}
         """Per namespace, the model failure a background run met, until a capture reports it."""
 
     # -- memories ---------------------------------------------------------------------------
 
     def memory(self, namespace: str) -> StrataGate:
-        """The namespace's memory, opened (and its writer lease taken) on first use."""
+        """The namespace's memory, opened (and its writer lease taken) on first use.
+
+        Opening restores the read models before it asks for the lease (seconds for a large
+        namespace), so a namespace found held by another writer is not tried again for
+        ``busy_backoff`` seconds: the hooks meanwhile hear at once that it is busy."""
         memory = self.memories.get(namespace)
-        if memory is None:
+        if memory is not None:
+            return memory
+        refused = self._refused.get(namespace)
+        if refused is not None and time.monotonic() - refused[0] < self.busy_backoff:
+            raise refused[1]
+        try:
             memory = StrataGate.open(self.database, namespace, **self.options)
-            self.memories[namespace] = memory
+        except WriterBusyError as exc:
+            self._refused[namespace] = (time.monotonic(), exc)
+            raise
+        self._refused.pop(namespace, None)
+        self.memories[namespace] = memory
         return memory
 
     def close(self) -> None:
@@ -101,27 +119,31 @@ class HookService:
     def handle(self, request: Request) -> Reply:
         """The reply to one hook request; never raises."""
         started = time.monotonic()
-        name = "?"
         try:
-            event = event_from(request.event)
-            name = event.name
-            if self.broken is not None:
-                raise StrataGateError(self.broken)
-            reply = self._dispatch(event, request)
-        except WriterBusyError as exc:
-            reply = Reply(EXIT_ERROR, stderr=self._busy(request, exc))
-        except StrataGateError as exc:
-            reply = Reply(EXIT_ERROR, stderr=f"stratagate: {one_line(str(exc))}")
+            reply = self._reply(request)
         except Exception as exc:  # a bug: the host must still go on, and the log keeps it
             self._note(traceback.format_exc())
             reply = Reply(
                 EXIT_ERROR, stderr=f"stratagate: internal error {type(exc).__name__}: {exc}"
             )
+        name = request.event.get("hook_event_name") if isinstance(request.event, dict) else None
         self._note(
-            f"{name} {request.namespace} exit={reply.exit} "
-            f"{(time.monotonic() - started) * 1000:.1f} ms"
+            f"{name if isinstance(name, str) and name.isprintable() else '?'} "
+            f"{request.namespace} exit={reply.exit} {(time.monotonic() - started) * 1000:.1f} ms"
         )
         return reply
+
+    def _reply(self, request: Request) -> Reply:
+        """The reply to one request; an expected error is a reply with exit status 1."""
+        try:
+            event = event_from(request.event)
+            if self.broken is not None:
+                raise StrataGateError(self.broken)
+            return self._dispatch(event, request)
+        except WriterBusyError as exc:
+            return Reply(EXIT_ERROR, stderr=self._busy(request, exc))
+        except StrataGateError as exc:
+            return Reply(EXIT_ERROR, stderr=f"stratagate: {one_line(str(exc))}")
 
     def run_later(self) -> None:
         """Work a reply need not wait for (stores waiting turns, retries failed model work)."""
