@@ -78,7 +78,7 @@ class HookService:
         self.memories: dict[str, StrataGate] = {}
         self._later: list[Callable[[], None]] = []
         self.busy_backoff = busy_backoff
-        self._refused: dict[str, tuple[float, WriterBusyError]] = {}
+        self._refused: dict[str, tuple[float, str]] = {}
         self._failed: dict[str, str] = {}
         """Per namespace, the model failure a background run met, until a capture reports it."""
 
@@ -95,11 +95,11 @@ class HookService:
             return memory
         refused = self._refused.get(namespace)
         if refused is not None and time.monotonic() - refused[0] < self.busy_backoff:
-            raise refused[1]
+            raise WriterBusyError(refused[1])
         try:
             memory = StrataGate.open(self.database, namespace, **self.options)
         except WriterBusyError as exc:
-            self._refused[namespace] = (time.monotonic(), exc)
+            self._refused[namespace] = (time.monotonic(), str(exc))
             raise
         self._refused.pop(namespace, None)
         self.memories[namespace] = memory
