@@ -12,9 +12,10 @@ as it would for a user (that cold call is reported on its own). Then, ``--runs``
   (the turns are durable when it exits; the model work runs in the server, waited for only
   within ``--budget``).
 
-Where the time goes is measured too: the interpreter's start, importing the memory, opening
-(restoring) the namespace in a fresh process, and one ``--no-server`` call (the hook doing
-everything in its own process).
+Where the time goes is measured too: a hook call for an event the hook ignores (the hook
+process alone), the interpreter's start, importing the memory, opening (restoring) the
+namespace in a fresh process, one ``--no-server`` call (the hook doing everything in its own
+process), and the hook server's resident memory.
 
     python scripts/bench_hooks.py [--sizes 1000,20000] [--runs 30] [--out PATH]
 """
@@ -37,7 +38,7 @@ from typing import Any
 
 import orjson
 from bench_replay import NAMESPACE, write_log
-from benchkit import print_table, summary_ms, write_report
+from benchkit import print_table, rss_mb, summary_ms, write_report
 from corpus import LogWriter, locomo_lines
 
 from stratagate import StrataGate
@@ -112,6 +113,10 @@ class Hooks:
                 if len(parts) == 6 and parts[3].startswith("exit=") and parts[5] == "ms":
                     found.setdefault(parts[1], []).append(float(parts[4]) / 1000)
         return found
+
+    def server_rss_mb(self) -> float:
+        """The hook server's resident memory (MiB), the namespace's read models in it."""
+        return sum(rss_mb(int(p.read_text())) for p in (self.root / "run").rglob("*.pid"))
 
     def stop_servers(self) -> None:
         for pid_file in (self.root / "run").rglob("*.pid"):
@@ -226,6 +231,12 @@ def measure(size: int, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 samples[label].append(seconds)
         result["prompts_with_context"] = answered
         result["samples"] = {k: summary_ms(v) for k, v in samples.items()}
+        ignored = [
+            hooks.call(database, event("PreToolUse", transcript, tool_name="Bash"))[0]
+            for _ in range(args.runs)
+        ]
+        result["ignored_event_ms"] = summary_ms(ignored)
+        result["server_rss_mb"] = hooks.server_rss_mb()
         handled = hooks.server_ms()
         result["server_ms"] = {
             name: summary_ms(handled[name][-args.runs * (2 if name == "Stop" else 1) :])
@@ -281,6 +292,8 @@ def main() -> None:
             "stored turns": r["turns"],
             "cold start ms": r["cold_start_ms"],
             "no-server prompt ms": r["no_server_prompt_ms"],
+            "ignored event p50 ms": r["ignored_event_ms"]["p50_ms"],
+            "server MiB": r["server_rss_mb"],
             **{f"server {k} p50 ms": v["p50_ms"] for k, v in r.get("server_ms", {}).items()},
             **r["breakdown"],
         }

@@ -151,5 +151,6 @@ def test_bench_hooks_times_the_hook_process_per_event(tmp_path: Path) -> None:
         assert set(result["server_ms"]) == {"UserPromptSubmit", "Stop"}
         assert result["stored_after"] == result["turns"] + 3 * 51  # nothing lost or doubled
         assert result["cold_start_ms"] > 0 and result["no_server_prompt_ms"] > 0
-        assert result["breakdown"]["import_memory_ms"] > 0
+        assert result["breakdown"]["import_memory_ms"] > 0 and result["server_rss_mb"] > 0
+        assert result["ignored_event_ms"]["n"] == 3
     assert report["goals_ms"] == {"UserPromptSubmit": 400.0, "Stop (1 new turn)": 500.0}
