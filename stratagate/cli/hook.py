@@ -202,11 +202,7 @@ def server(args: argparse.Namespace) -> int:
     def make_service() -> HookService:
         from stratagate.integrations.hooks.service import HookService
 
-        try:
-            options, broken = memory_options(args), None
-        except StrataGateError as exc:  # every reply says so: hooks do not wait in vain
-            options, broken = {}, f"the hook server cannot open memories: {exc}"
-        return HookService(database, options, state, log=sys.stderr, broken=broken)
+        return HookService(database, memory_options(args), state, log=sys.stderr)
 
     first = None
     if args.first_request_on_stdin:  # the hook that started this server waits on stdout

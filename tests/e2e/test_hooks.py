@@ -447,10 +447,11 @@ def test_a_server_that_cannot_open_memories_says_so_at_once(tmp_path: Path) -> N
     with new_host() as unconfigured:  # --models openai with no endpoint configured
         t = Transcript("sess-n", cwd="/work/unconfigured")
         t.turn("Hello.", "Hi.")
-        started = time.monotonic()
-        done = unconfigured.hook("Stop", t, tmp_path / "n.jsonl", "--models", "openai")
-        assert done.code == 1 and "cannot open memories" in done.err
-        assert time.monotonic() - started < 30  # not the whole --budget of 60 s
+        for _ in range(2):  # the server that the first started answers the second too
+            started = time.monotonic()
+            done = unconfigured.hook("Stop", t, tmp_path / "n.jsonl", "--models", "openai")
+            assert done.code == 1 and "model base URL missing" in done.err
+            assert time.monotonic() - started < 30  # not the whole --budget of 60 s
 
 
 def test_redact_masks_credentials_before_storage(host: Host, project: str, tmp_path: Path) -> None:

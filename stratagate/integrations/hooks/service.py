@@ -64,13 +64,9 @@ class HookService:
         state_dir: Path,
         *,
         log: TextIO | None = None,
-        broken: str | None = None,
         busy_backoff: float = BUSY_BACKOFF,
     ) -> None:
         self.database = database
-        self.broken = broken
-        """Why no memory can be opened (say, a model endpoint not configured): every reply
-        says so, instead of a server that never starts and hooks that wait for it."""
         self.options = dict(options)
         self.cursors = CursorStore(state_dir, database)
         self.max_chars = MemoryOptions().max_message_chars
@@ -136,10 +132,7 @@ class HookService:
     def _reply(self, request: Request) -> Reply:
         """The reply to one request; an expected error is a reply with exit status 1."""
         try:
-            event = event_from(request.event)
-            if self.broken is not None:
-                raise StrataGateError(self.broken)
-            return self._dispatch(event, request)
+            return self._dispatch(event_from(request.event), request)
         except WriterBusyError as exc:
             return Reply(EXIT_ERROR, stderr=self._busy(request, exc))
         except StrataGateError as exc:
