@@ -26,46 +26,18 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench_replay import NAMESPACE, write_log
-from benchkit import print_table, write_report
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
+from benchkit import fresh_database, print_table, write_report
 from sqlalchemy.exc import SQLAlchemyError
 
 from stratagate.log_transfer import check_log, export_log, import_log
 from stratagate.store.sql import open_event_store
 
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-
-
-@contextmanager
-def postgres_schema(url: str) -> Iterator[str | None]:
-    """A fresh schema on the server (its URL), dropped afterwards; ``None`` if unreachable."""
-    name = f"bench_export_{uuid.uuid4().hex[:10]}"
-    try:
-        engine = create_engine(url, connect_args={"connect_timeout": 3})
-        with engine.begin() as conn:
-            conn.execute(text(f"CREATE SCHEMA {name}"))
-    except SQLAlchemyError as exc:
-        print(f"  postgres: skipped ({type(exc).__name__})", file=sys.stderr)
-        yield None
-        return
-    try:
-        yield (
-            make_url(url)
-            .update_query_dict({"options": f"-csearch_path={name}"})
-            .render_as_string(hide_password=False)
-        )
-    finally:
-        with engine.begin() as conn:
-            conn.execute(text(f"DROP SCHEMA {name} CASCADE"))
-        engine.dispose()
 
 
 def timed(action: Callable[[], Any]) -> tuple[float, Any]:
@@ -111,14 +83,13 @@ def main() -> None:
                     assert namespace or imported.head_hash == exported.head_hash
                 runs.setdefault(step, []).append(seconds)
                 os.remove(target)
-            with postgres_schema(args.pg_url) as url:
-                if url is None:
-                    notes.append("import postgres: no server answered at --pg-url")
-                else:
-                    with open_event_store(url) as store:
-                        seconds, imported = timed(lambda store=store: import_log(path, store))
-                        assert imported.head_hash == exported.head_hash
-                    runs.setdefault("import postgres", []).append(seconds)
+            try:
+                with fresh_database(args.pg_url) as url, open_event_store(url) as store:
+                    seconds, imported = timed(lambda store=store: import_log(path, store))
+                    assert imported.head_hash == exported.head_hash
+                runs.setdefault("import postgres", []).append(seconds)
+            except SQLAlchemyError as exc:
+                notes.append(f"import postgres: no server at --pg-url ({type(exc).__name__})")
             print(f"  repeat {repeat + 1}/{args.repeat} done", file=sys.stderr)
         file_mb = path.stat().st_size / 2**20
         db_mb = os.path.getsize(source) / 2**20
