@@ -432,5 +432,11 @@ class AsyncStrataGate:
         """A read-only view of the namespace as of a global position (nothing is logged)."""
         return await asyncio.to_thread(self.sync.state_at, position)
 
+    async def view(self) -> MemoryView:
+        """The namespace as it is now, as a ``MemoryView``: reads and searches that log nothing"""
+        return await asyncio.to_thread(
+            self.sync.view,
+        )
+
 
 __all__ = ["AsyncStrataGate", "Opening"]

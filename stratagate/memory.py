@@ -749,6 +749,15 @@ class StrataGate:
             )
         return MemoryView(replay(self._store, self._namespace, until=position))
 
+    def view(self) -> MemoryView:
+        """The namespace as it is now, as a ``MemoryView``: reads and searches that log nothing
+        (an audit's query path; the Memory UI's). A read-only memory hands out its read models,
+        caught up with the log (shared: its next read folds in what was appended meanwhile); a
+        writable memory replays its log for it, as ``state_at`` does."""
+        if isinstance(self._runtime, ReadOnlyRuntime):
+            return self._runtime.view()
+        return self.state_at(MAX_POSITION)
+
 
 def read_history(
     store: EventStore, namespace: str, since: int = 0, *, limit: int | None = None

@@ -19,6 +19,7 @@ from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.errors import ReadOnlyError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
+from stratagate.read.view import MemoryView
 from stratagate.store import EventStore
 
 R = TypeVar("R")
@@ -57,6 +58,11 @@ class ReadOnlyRuntime:
             )
         with self._lock:
             return self._live_reader().handle(message)
+
+    def view(self) -> MemoryView:
+        """The read models caught up with the log, as a view whose searches log nothing."""
+        with self._lock:
+            return self._live_reader().view
 
     def start_pipeline(self) -> None:
         raise ReadOnlyError("a read-only memory runs no pipeline")

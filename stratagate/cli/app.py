@@ -1,6 +1,6 @@
 """The ``stratagate`` command line: argument parsing, dispatch and exit statuses.
 
-The subcommands live in ``stratagate.cli.commands``, ``demo``, ``erase`` and ``serve``; each parser holds
+The subcommands live in ``stratagate.cli.commands``, ``demo``, ``erase``, ``serve`` and ``ui``; each parser holds
 its handler as a typed callable, and those modules load only when a handler runs (they are lazy
 modules here), so ``--help`` and usage errors answer at once.
 A ``StrataGateError`` becomes one ``stratagate: error: …`` line on stderr and its exit status
@@ -48,11 +48,13 @@ if TYPE_CHECKING:
     from stratagate.cli import demo as run_demo
     from stratagate.cli import erase as run_erase
     from stratagate.cli import serve as run_serve
+    from stratagate.cli import ui as run_ui
 else:
     run_commands = lazy_module("stratagate.cli.commands")
     run_demo = lazy_module("stratagate.cli.demo")
     run_erase = lazy_module("stratagate.cli.erase")
     run_serve = lazy_module("stratagate.cli.serve")
+    run_ui = lazy_module("stratagate.cli.ui")
 
 EXIT_OK = 0
 EXIT_VERIFY_FAILED = 1
@@ -136,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         demo: bool = False,
         per_file: bool = False,
         json_output: bool = True,
+        many_namespaces: bool = False,
     ) -> argparse.ArgumentParser:
         sub = commands.add_parser(
             name,
@@ -165,11 +168,20 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             namespace = from_environment(ENV_NAMESPACE, DEFAULT_NAMESPACE)
             namespace_help = f"(default: %(default)s; ${ENV_NAMESPACE} when set)"
-        sub.add_argument(
-            "--namespace",
-            default=namespace,
-            help=f"the namespace (one agent's or user's memory) to work on {namespace_help}",
-        )
+        if many_namespaces:
+            sub.add_argument(
+                "--namespace",
+                dest="namespaces",
+                action="append",
+                metavar="NS",
+                help="a namespace to serve; repeat for more (default: every namespace)",
+            )
+        else:
+            sub.add_argument(
+                "--namespace",
+                default=namespace,
+                help=f"the namespace (one agent's or user's memory) to work on {namespace_help}",
+            )
         if not demo and json_output:
             sub.add_argument("--json", action="store_true", help="print one JSON document")
         sub.set_defaults(handler=handler)
@@ -352,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
 
     add_serve(command)
+    add_ui(command)
 
     demo = command(
         "demo",
@@ -423,6 +436,36 @@ def add_serve(command: Callable[..., argparse.ArgumentParser]) -> None:
         "0 disables (default: %(default)s)",
     )
     memory_options(serve, runtime_help="run the roles in the server process or as Ray actors")
+
+
+def add_ui(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """``stratagate ui``: the read-only Memory UI and JSON API (extra ``mcp``; docs/UI.md)."""
+    ui = command(
+        "ui",
+        lambda a: run_ui.ui(a),
+        "serve the read-only Memory UI and its /api/v1 JSON API over HTTP",
+        json_output=False,
+        many_namespaces=True,
+    )
+    ui.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to bind; anything but loopback requires a token (default: %(default)s)",
+    )
+    ui.add_argument("--port", type=non_negative, default=8766, help="(default: %(default)s)")
+    ui.add_argument(
+        "--token",
+        help=f"the bearer token every API request must carry (default: ${ENV_TOKEN} when set, "
+        "else none; open the page as http://HOST:PORT/#token=TOKEN)",
+    )
+    ui.add_argument(
+        "--rate-limit",
+        type=non_negative,
+        default=50,
+        metavar="N",
+        help="requests per second per client address, with bursts of 200; 0 disables "
+        "(default: %(default)s)",
+    )
 
 
 def memory_options(parser: argparse.ArgumentParser, *, runtime_help: str) -> None:

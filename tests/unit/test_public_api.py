@@ -92,6 +92,7 @@ METHODS = {
     "verify": "anchor",
     "checkpoint": "",
     "state_at": "position",
+    "view": "",
     "import_external_memory": "document decide top_k",
     "undo_import": "batch_id",
     "close": "",
