@@ -527,7 +527,8 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     for action in parser._actions:
         value = getattr(args, action.dest, None)
         label = action.option_strings[0] if action.option_strings else action.dest.upper()
-        if action.nargs is None and isinstance(value, list):
+        repeatable = isinstance(action, argparse._AppendAction)  # a list of its values
+        if action.nargs is None and isinstance(value, list) and not repeatable:
             raise InvalidInputError(f"argument {label}: expected one value")
         for text in value if isinstance(value, list) else [value]:
             if isinstance(text, str) and not is_utf8(text):

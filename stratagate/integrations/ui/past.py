@@ -16,6 +16,7 @@ from collections import OrderedDict
 from projections.replay import apply_at, iter_records
 from projections.state import NamespaceState
 from stratagate.events import Recorded
+from stratagate.events.keyring import keys_for
 from stratagate.read.view import MemoryView
 from stratagate.store import EventStore
 
@@ -36,7 +37,9 @@ class PastStates:
         self.states: OrderedDict[int, NamespaceState] = OrderedDict()
 
     def forget(self) -> None:
-        """Drop every decoded event and state (after an erasure: no copy of erased text stays)."""
+        """Drop every decoded event and state and the cached keys (after an erasure: no copy of
+        erased text stays, and what is decoded again reads ``[erased]``)."""
+        keys_for(self.store, self.namespace).forget()
         self.records.clear()
         self.positions.clear()
         self.states.clear()
