@@ -145,7 +145,7 @@ def test_receipt_chain_from_answer_to_source_messages(
 ) -> None:
     ids = database[1]
     [listed] = server.get("/namespaces/default/receipts")["items"]
-    assert listed["id"] == "answer-1" and listed["verdict"] is None
+    assert listed["id"] == "answer-1" and listed["verdict"] == "sufficient"
     assert listed["batch_id"] == ids["batch_id"]
     chain = server.get("/namespaces/default/receipts/answer-1")
     assert chain["batch"]["query"] == "pnpm lockfile" and ids["event_id"] in chain["batch"]["refs"]

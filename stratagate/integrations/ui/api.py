@@ -372,18 +372,23 @@ def messages(view: MemoryView, ids: Iterable[str]) -> list[Json]:
 
 def receipts(reader: NamespaceReader, params: Params) -> Json:
     """``GET receipts``: recorded uses, newest first."""
-    found = list(reversed(reader.now().list_usage_receipts()))
+    view = reader.now()
+    found = list(reversed(view.list_usage_receipts()))
     offset, limit = params.window()
-    return page(found, len(found), offset, limit, receipt_summary)
+    return page(found, len(found), offset, limit, lambda r: receipt_summary(view, r))
 
 
-def receipt_summary(receipt: UsageReceipt) -> Json:
+def receipt_summary(view: MemoryView, receipt: UsageReceipt) -> Json:
+    """A receipt with its batch and the evidence gate's verdict: the audit's own assessment,
+    else the last one logged for its batch."""
     audit = receipt.audit
-    return {
-        **dump(receipt),
-        "batch_id": None if audit is None else audit.batch_id,
-        "verdict": None if audit is None or audit.assessment is None else audit.assessment.verdict,
-    }
+    batch_id = None if audit is None else audit.batch_id
+    verdict = None if audit is None or audit.assessment is None else audit.assessment.verdict
+    weights = view.state.weights
+    batch = None if batch_id is None else weights.batches.get(batch_id)
+    if verdict is None and batch is not None and batch.assessment_ids:
+        verdict = weights.assessments[batch.assessment_ids[-1]].assessment.verdict
+    return {**dump(receipt), "batch_id": batch_id, "verdict": verdict}
 
 
 def receipt(reader: NamespaceReader, params: Params, receipt_id: str) -> Json:
@@ -402,7 +407,7 @@ def receipt(reader: NamespaceReader, params: Params, receipt_id: str) -> Json:
         ("element", i, i in found.reinforced_element_ids) for i in found.element_ids
     ]
     return {
-        "receipt": receipt_summary(found),
+        "receipt": receipt_summary(view, found),
         "audit": dump(audit),
         "batch": None if batch is None else dump(batch),
         "assessments": [dump(a) for a in assessments],

@@ -337,29 +337,29 @@ function layout(nodes, edges, width, height) {
   });
   const byId = new Map(nodes.map((node) => [node.id, node]));
   const links = edges.filter((e) => byId.has(e.target_id) && e.target_id !== e.source).map((e) => [byId.get(e.source), byId.get(e.target_id)]);
-  const ideal = Math.sqrt((width * height) / Math.max(1, n)) * 0.45;
-  for (let step = 0; step < 250; step++) {
-    const heat = 1 - step / 250;
-    for (const a of nodes) { a.dx = 0; a.dy = 0; }
+  // Fruchterman–Reingold with a pull to the centre: nodes repel, relations attract.
+  const k = Math.sqrt((width * height) / Math.max(1, n)) * 0.5;
+  const steps = 300;
+  for (let step = 0; step < steps; step++) {
+    const heat = (width / 8) * (1 - step / steps) + 1;
+    for (const a of nodes) { a.dx = (width / 2 - a.x) * 1.2; a.dy = (height / 2 - a.y) * 1.2; }
     for (let i = 0; i < n; i++) {
       for (let j = i + 1; j < n; j++) {
         const a = nodes[i], b = nodes[j];
-        let dx = a.x - b.x, dy = a.y - b.y;
-        const d2 = Math.max(dx * dx + dy * dy, 1);
-        const force = (ideal * ideal) / d2;
-        dx *= force; dy *= force;
-        a.dx += dx; a.dy += dy; b.dx -= dx; b.dy -= dy;
+        const dx = a.x - b.x, dy = a.y - b.y, d = Math.max(Math.hypot(dx, dy), 0.5);
+        const push = (k * k) / d / d;
+        a.dx += dx * push; a.dy += dy * push; b.dx -= dx * push; b.dy -= dy * push;
       }
     }
     for (const [a, b] of links) {
-      const dx = a.x - b.x, dy = a.y - b.y, d = Math.max(Math.hypot(dx, dy), 1);
-      const pull = d / ideal;
+      const dx = a.x - b.x, dy = a.y - b.y, d = Math.max(Math.hypot(dx, dy), 0.5);
+      const pull = d / k;
       a.dx -= dx * pull; a.dy -= dy * pull; b.dx += dx * pull; b.dy += dy * pull;
     }
     for (const a of nodes) {
-      const d = Math.max(Math.hypot(a.dx, a.dy), 1), move = Math.min(d, 12 * heat + 1);
-      a.x = Math.min(width - 120, Math.max(30, a.x + (a.dx / d) * move + (width / 2 - a.x) * 0.04));
-      a.y = Math.min(height - 20, Math.max(20, a.y + (a.dy / d) * move + (height / 2 - a.y) * 0.04));
+      const d = Math.max(Math.hypot(a.dx, a.dy), 0.01), move = Math.min(d, heat);
+      a.x = Math.min(width - 130, Math.max(20, a.x + (a.dx / d) * move));
+      a.y = Math.min(height - 15, Math.max(15, a.y + (a.dy / d) * move));
     }
   }
   return byId;
