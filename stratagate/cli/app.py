@@ -435,6 +435,12 @@ def add_serve(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="http: requests per second per client address, with bursts of 200; "
         "0 disables (default: %(default)s)",
     )
+    serve.add_argument(
+        "--ui",
+        action="store_true",
+        help="http: also serve the read-only Memory UI of the served namespaces at / (its JSON "
+        "API at /api/v1; docs/UI.md)",
+    )
     memory_options(serve, runtime_help="run the roles in the server process or as Ray actors")
 
 

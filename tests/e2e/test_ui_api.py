@@ -345,3 +345,28 @@ def test_cli_refuses_what_it_cannot_serve(
     assert unknown.returncode == 3 and "nope" in unknown.stderr
     for result in (missing, open_bind, unknown):
         assert result.stderr.startswith("stratagate: error: ") and "Traceback" not in result.stderr
+
+
+def test_the_ui_beside_the_mcp_server(tmp_path: Path) -> None:
+    """``serve --transport http --ui``: one server, MCP at /mcp and the UI beside it, under one
+    token; the UI sees what an agent appends through MCP."""
+    import anyio
+
+    from tests.support.mcp_client import HttpServer, call
+    from tests.support.mcp_client import running as serving
+
+    path = tmp_path / "served.db"
+    with serving(HttpServer(path, "--ui", token="served-token")) as mcp:
+        ui = UiServer(path, token="served-token")
+        ui.port = mcp.port
+        assert ui.request("/api/v1/namespaces", token="").status == 401
+        assert ui.request("/api/v1/namespaces/default").status == 404  # no event logged yet
+        assert ui.request("/").status == 200
+
+        async def append() -> None:
+            async with mcp.client() as client:
+                await call(client, "append_turn", user="Zanzibar is the codename.", assistant="Ok.")
+
+        anyio.run(append)
+        assert ui.get("/namespaces/default")["turns"] == 1
+        assert ui.get("/namespaces/default/sources", q="Zanzibar")["items"]
