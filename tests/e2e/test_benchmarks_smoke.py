@@ -135,3 +135,16 @@ def test_bench_inputs_refuses_or_answers_every_case_in_time(tmp_path: Path) -> N
     report = bench(tmp_path, "bench_inputs", "--repeat", "1", "--budget", "5")
     assert {row["pass"] for row in report["cases"]} == {"yes"}
     assert any(row["expected"] == "InvalidInputError" for row in report["cases"])
+
+
+def test_bench_ui_times_every_kind_of_request(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_ui", "--events", "1500", "--requests", "5")
+    rows = {row["request"]: row for row in report["results"]}
+    assert set(rows) == {
+        "overview", "namespace", "events page", "blocks page", "log page", "search events",
+        "search raw", "state: slider", "state: jump",
+    }  # fmt: skip
+    for row in rows.values():
+        assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["max_ms"] and row["n"] >= 5
+    assert report["sizes"]["events"] == 1500 and report["first_request_ms"] > 0
+    assert report["server_rss_mb"] > 0

@@ -60,7 +60,8 @@ def test_blocks_carry_six_views_and_their_decay_level(server: UiServer) -> None:
     block = first["items"][0]
     assert [v["level"] for v in block["views"]] == [0, 1, 2, 3, 4, 5]
     assert block["views"][0]["content"].startswith(block["l0_title"])
-    assert 0 <= block["pointer_current_level"] <= 5 and block["l5_raw"]
+    assert 0 <= block["pointer_current_level"] <= 5 and block["message_ids"]
+    assert "l5_raw" not in block and "l4_readable" not in block  # sent once, as views
     levels = {
         b["pointer_current_level"]
         for b in server.get("/namespaces/default/blocks", limit=500)["items"]
@@ -125,13 +126,13 @@ def test_sources_of_every_kind_of_memory(
     element = server.get("/namespaces/default/elements", limit=1)["items"][0]
     block = server.get("/namespaces/default/blocks", limit=1)["items"][0]
     fact = server.get(f"/namespaces/default/elements/{element['id']}")["facts"][0]
-    message = block["l5_raw"][0]["id"]
+    message = block["message_ids"][0]
     ids = ",".join([event_id, element["id"], fact["id"], block["id"], message])
     found = {i["id"]: i for i in server.get("/namespaces/default/sources", ids=ids)["items"]}
     assert [m["id"] for m in found[event_id]["messages"]] == event["source_message_ids"]
     assert found[event_id]["kind"] == "event" and found[element["id"]]["kind"] == "element"
     assert found[element["id"]]["messages"] and found[fact["id"]]["messages"]
-    assert [m["id"] for m in found[block["id"]]["messages"]] == [m["id"] for m in block["l5_raw"]]
+    assert [m["id"] for m in found[block["id"]]["messages"]] == block["message_ids"]
     assert [m["id"] for m in found[message]["messages"]] == [message]
     raw = server.get("/namespaces/default/sources", q="pnpm", limit=3)["items"]
     assert raw and all(
@@ -240,6 +241,10 @@ def test_planted_secrets_never_leave_the_server(server: UiServer) -> None:
         server.request(path).body
         for path in (
             "/api/v1/namespaces/default/blocks?thread=ops",
+            "/api/v1/namespaces/default/sources?ids="
+            + ",".join(
+                b["id"] for b in server.get("/namespaces/default/blocks", thread="ops")["items"]
+            ),
             "/api/v1/namespaces/default/sources?q=deploy",
             "/api/v1/namespaces/default/log?limit=500",
             "/api/v1/namespaces/default/state?kind=blocks&limit=500",
@@ -248,14 +253,15 @@ def test_planted_secrets_never_leave_the_server(server: UiServer) -> None:
     for body in bodies:
         assert SECRET_KEY.encode() not in body and SECRET_TOKEN.encode() not in body
     assert all(b"[redacted:" in body for body in bodies)
-    [block] = [
-        b
-        for b in server.get("/namespaces/default/blocks", thread="ops")["items"]
-        if any(m["tool_calls"] for m in b["l5_raw"])
+    ops = ",".join(b["id"] for b in server.get("/namespaces/default/blocks", thread="ops")["items"])
+    said = [
+        m
+        for i in server.get("/namespaces/default/sources", ids=ops)["items"]
+        for m in i["messages"]
     ]
-    message = next(m for m in block["l5_raw"] if m["tool_calls"])
+    message = next(m for m in said if m["tool_calls"])
     assert "[redacted:bearer]" in message["tool_calls"][0]["result"]["headers"]
-    user = next(m for m in block["l5_raw"] if "Deploy" in m["content"])
+    user = next(m for m in said if "Deploy" in m["content"])
     assert "[redacted:" in user["content"] and "then check pnpm" in user["content"]
 
 

@@ -128,11 +128,17 @@ def element_summary(card: ElementCard) -> Json:
     return data
 
 
+BLOCK_TEXT_FIELDS = {"l1_summary", "l2_keypoints", "l3_condensed", "l4_readable", "l5_raw"}
+"""A block's content fields, sent once as its six ``views`` (and its messages by id: the
+messages themselves come from ``sources?ids=BLOCK``), so a page of blocks stays small."""
+
+
 def block_json(view: MemoryView, block_id: str) -> Json:
     """A block with its six views (L0–L5) and the level decay has it at now."""
     block = view.get_block(block_id)
     record = view.state.blocks.blocks[block_id]
-    data: Json = dump(block)
+    data: Json = block.model_dump(mode="json", exclude=BLOCK_TEXT_FIELDS)
+    data["message_ids"] = [message.id for message in block.l5_raw]
     data["views"] = [
         {"level": level, "label": LEVEL_LABELS[level], "content": level_content(record, level)}
         for level in range(6)

@@ -89,10 +89,10 @@ function guarded(action) {
   };
 }
 
-function pager(page, load) {
+function pager(page, load, size) {
   const node = el("div", { class: "pager" });
   if (page.offset > 0) {
-    node.append(el("button", { onclick: () => load(Math.max(0, page.offset - 50)) }, "← previous"));
+    node.append(el("button", { onclick: () => load(Math.max(0, page.offset - size)) }, "← previous"));
   }
   const shown = page.items ? page.items.length : 0;
   const total = page.total === null || page.total === undefined ? "" : ` of ${page.total}`;
@@ -263,8 +263,8 @@ function blockNode(block) {
 }
 
 async function loadBlocks(offset = 0) {
-  const page = await api(nsPath("/blocks"), { offset, limit: 50 });
-  clear($("pane-blocks"), pager(page, guarded(loadBlocks)), page.items.map(blockNode));
+  const page = await api(nsPath("/blocks"), { offset, limit: 20 });
+  clear($("pane-blocks"), pager(page, guarded(loadBlocks), 20), page.items.map(blockNode));
 }
 
 // -- timeline: both time axes --------------------------------------------------------------
@@ -420,7 +420,7 @@ async function loadReceipts(offset = 0) {
   const rows = page.items.map((r) => el("div", { class: "receipt", "data-id": r.id, onclick: () => openReceipt(r.id) },
     el("div", {}, `${r.id} · ${r.verdict || "no verdict"}`),
     el("div", { class: "meta muted" }, `${when(r.created_at)} · ${r.event_ids.length} event(s), ${r.element_ids.length} element(s) · batch ${r.batch_id || "—"}`)));
-  clear($("pane-receipts"), pager(page, guarded(loadReceipts)), rows.length ? rows : el("p", { class: "muted" }, "no recorded use yet"));
+  clear($("pane-receipts"), pager(page, guarded(loadReceipts), 50), rows.length ? rows : el("p", { class: "muted" }, "no recorded use yet"));
 }
 
 // -- log, verify and time travel -----------------------------------------------------------
