@@ -4,14 +4,10 @@ loopback port, asked over plain HTTP."""
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import os
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +16,7 @@ import orjson
 
 from stratagate.cli.demo import sample_turns
 from stratagate.memory import StrataGate
+from tests.support.mcp_client import free_port, running, start_listening
 
 WORKTREE = Path(__file__).resolve().parents[2]
 OFFLINE = {"summarizer": "offline", "extractor": "offline", "element_projector": "offline"}
@@ -79,13 +76,6 @@ def build_memory(database: Path, namespace: str = "default") -> dict[str, Any]:
         return {"event_id": card, "batch_id": hits.batch_id, "head": memory.history()[-1].position}
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @dataclass
 class Answer:
     status: int
@@ -111,27 +101,10 @@ class UiServer:
         env.pop("STRATAGATE_TOKEN", None)
         if self.token is not None:
             env["STRATAGATE_TOKEN"] = self.token
-        argv = [
-            sys.executable,
-            "-m",
-            "stratagate",
-            "ui",
-            "--database",
-            str(self.database),
-            "--port",
-            str(self.port),
-            *self.options,
-        ]
-        self.process = subprocess.Popen(argv, env=env, cwd=WORKTREE)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the UI server exited with {self.process.returncode}")
-            with contextlib.suppress(OSError):
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return self
-            time.sleep(0.05)
-        raise TimeoutError("the UI server did not start listening")
+        argv = [sys.executable, "-m", "stratagate", "ui", "--database", str(self.database),
+                "--port", str(self.port), *self.options]  # fmt: skip
+        self.process = start_listening(argv, env, self.port)
+        return self
 
     def stop(self) -> int:
         assert self.process is not None
@@ -167,11 +140,5 @@ class UiServer:
         return answer.json
 
 
-@contextlib.contextmanager
-def running(server: UiServer) -> Iterator[UiServer]:
-    server.start()
-    try:
-        yield server
-    finally:
-        if server.process is not None and server.process.poll() is None:
-            server.stop()
+__all__ = ["OFFLINE", "SECRET_KEY", "SECRET_TOKEN", "WORKTREE", "Answer", "UiServer", "build_memory",
+           "running"]  # fmt: skip

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
-
 from stratagate.core.timeutil import format_utc
 from stratagate.errors import InvalidInputError, UnknownIdError
+from stratagate.integrations.tools import dump
 from stratagate.integrations.ui.catalog import Catalog, NamespaceReader, Verification
 from stratagate.memory import MAX_POSITION
 from stratagate.models import ElementCard, EventCard, RawMessage, UsageReceipt
@@ -34,15 +33,6 @@ MAX_QUERY = 1000
 MAX_IDS = 100
 EVENT_STATUSES = ("active", "superseded", "forgotten", "archived")
 STATE_KINDS = ("events", "elements", "blocks")
-
-
-def dump(value: Any) -> Any:
-    """A model (or a list of them) as JSON-ready data."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if isinstance(value, list | tuple):
-        return [dump(item) for item in value]
-    return value
 
 
 @dataclass(frozen=True)
@@ -107,6 +97,16 @@ def page(
         "offset": offset,
         "next": offset + limit if more else None,
     }
+
+
+def search_page(
+    params: Params, query: str, search: Callable[..., list[T]], show: Callable[[T], Any]
+) -> Json:
+    """One window of a search's ranked hits (``search(query, limit=…)``; nothing is logged)."""
+    offset, limit = params.window(search=True)
+    shown = page(search(query, limit=offset + limit), None, offset, limit, show)
+    shown["next"] = None  # a search window ends by its last hit: there is no next page
+    return shown
 
 
 # -- shapes ----------------------------------------------------------------------------------
@@ -233,13 +233,12 @@ def events(reader: NamespaceReader, params: Params) -> Json:
     view = reader.now()
     query = params.text("q")
     if query is not None:
-        offset, limit = params.window(search=True)
-        hits = view.search_events(query, limit=offset + limit)
-        shown = page(
-            hits, None, offset, limit, lambda h: {**event_json(view, h.event), "score": h.score}
+        return search_page(
+            params,
+            query,
+            view.search_events,
+            lambda h: {**event_json(view, h.event), "score": h.score},
         )
-        shown["next"] = None
-        return shown
     status = params.choice("status", EVENT_STATUSES)
     records = view.state.events.records
     ids: Iterable[str] = (
@@ -255,11 +254,7 @@ def elements(reader: NamespaceReader, params: Params) -> Json:
     view = reader.now()
     query = params.text("q")
     if query is not None:
-        offset, limit = params.window(search=True)
-        hits = view.search_elements(query, limit=offset + limit)
-        shown = page(hits, None, offset, limit, dump)
-        shown["next"] = None
-        return shown
+        return search_page(params, query, view.search_elements, dump)
     found = view.state.elements.elements
     offset, limit = params.window()
     return page(found, len(found), offset, limit, lambda i: element_summary(view.expand_element(i)))
@@ -326,11 +321,7 @@ def sources(reader: NamespaceReader, params: Params) -> Json:
     view = reader.now()
     query = params.text("q")
     if query is not None:
-        offset, limit = params.window(search=True)
-        hits = view.search_raw_memory(query, limit=offset + limit)
-        shown = page(hits, None, offset, limit, dump)
-        shown["next"] = None
-        return shown
+        return search_page(params, query, view.search_raw_memory, dump)
     ids = params.ids("ids")
     if not ids:
         raise InvalidInputError(
@@ -528,7 +519,6 @@ __all__ = [
     "ITEM_ROUTES",
     "NAMESPACE_ROUTES",
     "Params",
-    "dump",
     "iter_routes",
     "list_namespaces",
     "page",
