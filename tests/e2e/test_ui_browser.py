@@ -172,6 +172,9 @@ def test_the_graph_renders_and_opens_an_element(page: Page, server: UiServer) ->
     tab.locator("#graph svg g.node circle").first.click()
     tab.wait_for_selector("#sources table.facts")
     page.shot("graph")
+    tab.click("#sources table.facts tr[data-fact]")  # a fact → the messages it came from
+    tab.wait_for_selector("#sources button.back")
+    assert tab.locator("#sources .message").count() > 0
     assert page.problems == []
 
 

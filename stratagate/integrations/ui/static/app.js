@@ -155,8 +155,12 @@ const openEvent = guarded(async (event) => {
 
 const openElement = guarded(async (elementId) => {
   const card = await api(nsPath(`/elements/${encodeURIComponent(elementId)}`));
+  const openFact = guarded(async (fact) => {
+    await showSources([fact.id], `Source messages of the fact ${fact.key}`);
+    $("sources").prepend(el("button", { class: "back", onclick: () => openElement(card.id) }, `← ${card.name}`));
+  });
   const rows = card.facts.map((fact) =>
-    el("tr", { class: `fact-${fact.status}`, "data-fact": fact.id },
+    el("tr", { class: `fact-${fact.status} clickable`, "data-fact": fact.id, title: "its source messages", onclick: () => openFact(fact) },
       el("td", {}, fact.key),
       el("td", {}, Array.isArray(fact.value) ? fact.value.join(", ") : fact.value),
       el("td", {}, `${when(fact.valid_from)} → ${fact.valid_to ? when(fact.valid_to) : "now"}`),
