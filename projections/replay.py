@@ -14,12 +14,12 @@ from typing import Any
 import orjson
 
 from projections.state import NamespaceState, resolve_components, snapshot_digest
-from stratagate.core.timeutil import format_utc, utc_now
 from stratagate.errors import LogIntegrityError, MasterKeyError
 from stratagate.events import Recorded, decode
-from stratagate.events.keyring import NamespaceKeys, keys_for
 from stratagate.store import GENESIS_HASH, EventStore, Snapshot, StoredEvent
 from stratagate.store.chain import row_fault
+from stratagate.store.keys import NamespaceKeys, keys_for
+from stratagate.timeutil import format_utc, utc_now
 
 PAGE_SIZE = 2000
 SNAPSHOT_FORMAT = 2
@@ -154,7 +154,7 @@ def save_snapshot(store: EventStore, state: NamespaceState, key: str) -> Snapsho
         position=state.position,
         digest=snapshot_digest(data),
         model_version=SNAPSHOT_FORMAT,
-        payload=keys_for(store, state.namespace).seal_blob(f"snapshot:{key}", _compress(data)),
+        payload=keys_for(store, state.namespace).encrypt_blob(f"snapshot:{key}", _compress(data)),
         created_at=format_utc(utc_now()),
     )
     store.save_snapshot(snapshot)

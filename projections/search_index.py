@@ -30,7 +30,7 @@ import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from projections.blocks import BlocksModel, thread_key
 from projections.cards import EventsModel, erased_card_ids, touched_event_ids
@@ -38,6 +38,7 @@ from projections.element_facts import ElementRecord, ElementsModel
 from projections.inverted import InvertedIndex
 from projections.read_model import ReadModel, handles
 from stratagate.core.facts import normalize_name
+from stratagate.core.filters import ElementFilters, EventFilters, RawFilters, TemporalIntent
 from stratagate.core.ranking import rrf_rank
 from stratagate.core.search_text import (
     normalize_search_text,
@@ -46,7 +47,6 @@ from stratagate.core.search_text import (
     weighted_tokens,
     word_tokens,
 )
-from stratagate.core.timeutil import partial_bounds
 from stratagate.events import (
     DomainEvent,
     EventAdded,
@@ -66,6 +66,7 @@ from stratagate.events import (
 )
 from stratagate.events.payloads import FactData, MessageData
 from stratagate.models import ElementFact, EventCard, RawMessage
+from stratagate.timeutil import partial_bounds
 
 EVENT_FIELD_WEIGHTS = {
     "title": 4,
@@ -83,27 +84,6 @@ RAW_SELF_WEIGHT = 2
 RAW_CONTEXT_WEIGHT = 1
 RAW_SPEAKER_WINDOW = 10
 """How many of the best lexical matches the speaker rule may reorder (it never adds any)."""
-
-TemporalIntent = Literal["first", "latest"]
-_INTENT_ALIASES = {
-    "first": "first",
-    "earliest": "first",
-    "oldest": "first",
-    "latest": "latest",
-    "last": "latest",
-    "recent": "latest",
-    "newest": "latest",
-}
-
-
-def normalize_intent(value: str | None) -> TemporalIntent | None:
-    """``first``/``earliest``/``oldest`` → first; ``latest``/``last``/``recent``/``newest`` → latest."""
-    if value is None:
-        return None
-    intent = _INTENT_ALIASES.get(value.strip().lower())
-    if intent is None:
-        raise ValueError(f"unknown temporal intent {value!r}: use 'first' or 'latest'")
-    return intent  # type: ignore[return-value]
 
 
 def happened_text(card: EventCard) -> str:
@@ -337,15 +317,7 @@ class SearchIndex(ReadModel):
         return [doc_id for doc_id, _ in self.events.top(tokens, limit, newest_first=True)]
 
     def search_events(
-        self,
-        query: str,
-        *,
-        limit: int,
-        temporal_intent: str | None = None,
-        participants: Sequence[str] | None = None,
-        event_type: str | None = None,
-        happened_from: datetime | None = None,
-        happened_to: datetime | None = None,
+        self, query: str, *, limit: int, filters: EventFilters
     ) -> list[tuple[str, float]]:
         """Event ids by fused relevance: BM25 plus participant, type, time and intent rankings.
 
@@ -354,7 +326,9 @@ class SearchIndex(ReadModel):
         newest first).
         """
         assert self._events_model is not None
-        intent = normalize_intent(temporal_intent)
+        intent, participants = filters.temporal_intent, filters.participants
+        event_type = filters.event_type
+        happened_from, happened_to = filters.happened_from, filters.happened_to
         tokens = query_tokens(query)
         rankings: list[list[str]] = []
         depth = fusion_depth(limit)
@@ -449,10 +423,11 @@ class SearchIndex(ReadModel):
         return ordered
 
     def search_facts(
-        self, query: str, *, limit: int, name: str | None = None, type_: str | None = None
+        self, query: str, *, limit: int, filters: ElementFilters
     ) -> list[tuple[str, float]]:
         """Fact ids by fused relevance: BM25 plus element name/alias and element type rankings."""
         assert self._elements_model is not None
+        name, type_ = filters.name, filters.type
         elements = self._elements_model
         tokens = query_tokens(query)
         rankings: list[list[str]] = []
@@ -488,11 +463,10 @@ class SearchIndex(ReadModel):
             for fact in _newest_first(elements[element_id].facts)
         ]
 
-    def search_raw(
-        self, query: str, *, limit: int, thread_id: str | None = None
-    ) -> list[tuple[str, float]]:
+    def search_raw(self, query: str, *, limit: int, filters: RawFilters) -> list[tuple[str, float]]:
         """Message ids by fused relevance (RRF): BM25 over the message and its neighbours, and
         the best lexical matches spoken by a speaker the query names; optionally one thread."""
+        thread_id = filters.thread_id
         tokens = query_tokens(query)
         if not tokens:
             return []
@@ -684,7 +658,6 @@ __all__ = [
     "event_document",
     "fact_document",
     "fusion_depth",
-    "normalize_intent",
     "query_phrases",
     "raw_document",
     "raw_tokens",

@@ -36,9 +36,9 @@ from benchkit import encryption_modes, peak_rss_mb, print_table, summary_ms, wri
 
 from stratagate import StrataGate
 from stratagate.cli.ingest_job import model_options
-from stratagate.events.keyring import ENCRYPTION_ENV
 from stratagate.formats.locomo import default_data_dir
 from stratagate.formats.turn_files import FileTurn, read_turn_file
+from stratagate.store.keys import ENCRYPTION_ENV
 
 
 def locomo_turns(conversations: int) -> list[FileTurn]:
@@ -76,8 +76,8 @@ def ingest_one(memory: StrataGate, turns: list[FileTurn], batch: int, took: list
 
 def work_counts(memory: StrataGate) -> tuple[int, int]:
     """SQL statements the memory's store ran and the log reads its live state made."""
-    store = getattr(memory, "_store", None)
     runtime = getattr(memory, "_runtime", None)
+    store = getattr(runtime, "store", None)
     statements = getattr(getattr(store, "counters", None), "statements", 0)
     live = getattr(runtime, "live", None)
     reads = live.counters.catch_up_reads if live is not None else 0

@@ -37,8 +37,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from stratagate.errors import StorageError
+from stratagate.store.engines import SQLITE_SYNCHRONOUS
 from stratagate.store.records import NewEvent
-from stratagate.store.sql import SQLITE_SYNCHRONOUS, SqlEventStore, open_event_store
+from stratagate.store.sql import SqlEventStore, open_event_store
 
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 

@@ -39,8 +39,8 @@ from corpus import LogWriter, locomo_lines
 from projections.replay import hydrate, iter_records, replay, save_snapshot
 from stratagate.events import DomainEvent
 from stratagate.events.codec import encode_all
-from stratagate.events.keyring import ENCRYPTION_ENV, keys_for
 from stratagate.store import EventStore
+from stratagate.store.keys import ENCRYPTION_ENV, keys_for
 from stratagate.store.sql import open_event_store
 
 NAMESPACE = "bench"

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from stratagate.core.default_summary import default_summary
 from stratagate.core.layers import deterministic_layers
-from stratagate.core.timeutil import format_utc
 from stratagate.events import (
     BlockSealed,
     DomainEvent,
@@ -31,6 +30,7 @@ from stratagate.events import (
 from stratagate.events.payloads import CardData, MessageData, SummaryData, convert, convert_all
 from stratagate.formats.locomo import default_data_dir, load_conversation, message_content
 from stratagate.models import EventCard, EventTemporal, RawMessage
+from stratagate.timeutil import format_utc
 
 BLOCK_TURNS = 12
 COPY_SHIFT = timedelta(days=400)

@@ -32,7 +32,6 @@ from pathlib import Path
 
 import orjson
 
-from stratagate.core.timeutil import partial_bounds
 from stratagate.formats.locomo import (
     LocomoConversation,
     conversation_turns,
@@ -48,6 +47,7 @@ from stratagate.models import (
     TimelineEntry,
 )
 from stratagate.offline import offline_extractor, offline_summarizer
+from stratagate.timeutil import partial_bounds
 
 MATCH_THRESHOLD = 0.5
 MONTH = timedelta(days=31)

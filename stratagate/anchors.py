@@ -23,10 +23,10 @@ from typing import Any, Literal
 import orjson
 from pydantic import ValidationError
 
-from stratagate.core.timeutil import format_utc
 from stratagate.errors import InvalidInputError
 from stratagate.models import Model
 from stratagate.store.records import LogFault, StoredEvent
+from stratagate.timeutil import format_utc
 
 KEY_VARIABLE = "STRATAGATE_CHECKPOINT_KEY"
 """The environment variable holding the key that seals anchors and checkpoint events."""

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
     from datetime import datetime
 
-    from stratagate.actors.routing import Handles
+    from stratagate.actors.registry import Handles
     from stratagate.anchors import Anchor
     from stratagate.models import (
         ElementCard,
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         HistoryRecord,
         HitList,
         ImportResult,
+        LogSummary,
         NamespaceStats,
         RawHit,
         RecallContext,
@@ -130,6 +131,12 @@ class AsyncStrataGate:
         """Finish background work, snapshot the read models (durable mode) and release."""
         return await asyncio.to_thread(
             self.sync.close,
+        )
+
+    async def log_summary(self) -> LogSummary:
+        """What the log holds of this namespace — presence, revision, last positions — read"""
+        return await asyncio.to_thread(
+            self.sync.log_summary,
         )
 
     async def append_turn(
@@ -412,9 +419,11 @@ class AsyncStrataGate:
         """Undo an import batch by appended events (nothing is deleted); False if already undone."""
         return await asyncio.to_thread(self.sync.undo_import, batch_id)
 
-    async def history(self, since: int = 0, *, limit: int | None = None) -> list[HistoryRecord]:
-        """Logged domain events after ``since`` (a global position), in order; at most"""
-        return await asyncio.to_thread(self.sync.history, since, limit=limit)
+    async def history(
+        self, since: int = 0, *, limit: int | None = None, type: str | None = None
+    ) -> list[HistoryRecord]:
+        """Logged domain events after ``since`` (a global position), in order; only those of"""
+        return await asyncio.to_thread(self.sync.history, since, limit=limit, type=type)
 
     async def verify(
         self, anchor: Anchor | Mapping[str, Any] | str | bytes | None = None

@@ -16,14 +16,17 @@ from datetime import datetime
 from projections.replay import PAGE_SIZE, apply_at, decode_at, restore_snapshot
 from projections.state import NamespaceState
 from stratagate.anchors import Anchor, anchor_fault, checkpoint_key, make_anchor
-from stratagate.core.timeutil import format_utc
 from stratagate.errors import InvalidInputError, LogIntegrityError
 from stratagate.events import LogCheckpointed
-from stratagate.events.keyring import keys_for
-from stratagate.results import VerifyReport
+from stratagate.events.codec import open_data
+from stratagate.results import HistoryRecord, VerifyReport
 from stratagate.store import EventStore
+from stratagate.store.keys import keys_for
 from stratagate.store.records import LogFault
+from stratagate.timeutil import format_utc, parse_datetime
 
+HISTORY_PAGE = 2000
+"""Rows read from the log per page while collecting history."""
 SNAPSHOT_KEYS = ("inline", "sealer", "extractor", "projector", "weights")
 """The snapshots runtimes keep of a namespace: the inline runtime's, and one per Ray role."""
 
@@ -230,4 +233,60 @@ def _failed(position: int, detail: str, *, chain_ok: bool = True, checked: int =
     )
 
 
-__all__ = ["SNAPSHOT_KEYS", "Checkpoint", "namespace_exists", "take_anchor", "verify_log"]
+def read_history(
+    store: EventStore,
+    namespace: str,
+    since: int = 0,
+    *,
+    limit: int | None = None,
+    event_type: str | None = None,
+) -> list[HistoryRecord]:
+    """The namespace's logged domain events after a global position (of ``event_type`` when
+    given, at most ``limit``), read from the log with their content opened."""
+    records: list[HistoryRecord] = []
+    position = since
+    keys = keys_for(store, namespace)
+    while limit is None or len(records) < limit:
+        page = HISTORY_PAGE
+        if limit is not None and event_type is None:  # every row is kept: read no more
+            page = min(page, limit - len(records))
+        rows = store.read(namespace, after=position, limit=page)
+        for row in rows:
+            if event_type is not None and row.event_type != event_type:
+                continue
+            records.append(
+                HistoryRecord(
+                    position=row.global_position,
+                    namespace=row.namespace,
+                    stream=row.stream,
+                    stream_version=row.stream_version,
+                    type=row.event_type,
+                    schema_version=row.schema_version,
+                    recorded_at=row.recorded_at,
+                    data=open_data(row.event_type, row.payload, keys),
+                )
+            )
+            if limit is not None and len(records) == limit:
+                break
+        if len(rows) < page:
+            break
+        position = rows[-1].global_position
+    return records
+
+
+def last_event_at(store: EventStore, namespace: str) -> datetime | None:
+    """When the namespace's last event was recorded (``None`` for an empty namespace)."""
+    head = store.head(namespace)
+    last = store.read(namespace, after=head - 1, limit=1) if head else []
+    return parse_datetime(last[0].recorded_at) if last else None
+
+
+__all__ = [
+    "SNAPSHOT_KEYS",
+    "Checkpoint",
+    "last_event_at",
+    "namespace_exists",
+    "read_history",
+    "take_anchor",
+    "verify_log",
+]

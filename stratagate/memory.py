@@ -1,8 +1,10 @@
-"""``StrataGate``: the memory object of docs/API.md, a thin façade over the namespace's actors.
+"""``StrataGate``: the memory object of docs/API.md, a thin façade over the namespace's runtime.
 
-Every method validates its input, then asks one role (inline: in this process; Ray: a named
-actor) to decide and append; reads are answered by the weight keeper's read models. The façade
-keeps its own handle on the log for history, verification and time travel.
+Every method validates its input into one message and sends it: the runtime answers it by
+the pipeline's flow for that command (``stratagate.actors.pipeline``) or by the handler the
+registry names — a role (inline: in this process; Ray: an actor), the reader, or the auditor
+(the log's own queries: history, verify, time travel, revision, anchors). The façade holds no
+store of its own.
 """
 
 from __future__ import annotations
@@ -15,22 +17,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from projections.replay import replay
 from stratagate.actors.inline_runtime import InlineRuntime
 from stratagate.actors.read_only_runtime import ReadOnlyRuntime
+from stratagate.actors.registry import Handles
 from stratagate.actors.role import new_command_id
-from stratagate.actors.routing import Handles
 from stratagate.actors.runtime import Runtime
 from stratagate.anchors import Anchor, parse_anchor
-from stratagate.audit import take_anchor, verify_log
-from stratagate.callbacks import invoke, validate_output
-from stratagate.core.timeutil import parse_datetime
+from stratagate.callbacks import validate_output
+from stratagate.core.filters import ElementFilters, EventFilters, RawFilters
 from stratagate.core.turn_input import check_thread_id, check_time, turn_messages
 from stratagate.errors import InvalidInputError, StorageError
-from stratagate.events.codec import open_data
-from stratagate.events.keyring import keys_for
-from stratagate.formats.external_memory import Decision, check_decision, parse_document
+from stratagate.events import EVENT_TYPES
+from stratagate.formats.external_memory import parse_document
 from stratagate.messages import (
+    MAX_POSITION,
     AddEvents,
     AppendTurn,
     AppendTurns,
@@ -44,7 +44,6 @@ from stratagate.messages import (
     EraseThread,
     EventWeight,
     ExpandEvent,
-    ExtractReady,
     FailProjection,
     GetBlock,
     GetBlockContext,
@@ -54,7 +53,8 @@ from stratagate.messages import (
     Govern,
     Governance,
     HasReceipt,
-    ImportExternal,
+    History,
+    ImportMemory,
     LiftBlock,
     ListBlocks,
     ListElements,
@@ -64,17 +64,19 @@ from stratagate.messages import (
     ListProjectionJobs,
     ListUsageReceipts,
     Message,
-    PlanImport,
-    QueueProjections,
+    Processing,
     Recall,
     RecordUse,
-    RunProjections,
-    SealCheckpoint,
-    SealReady,
+    ResumePending,
+    Revision,
     SearchElements,
     SearchEvents,
     SearchRaw,
+    StateAt,
+    SummarizeLog,
+    TakeAnchor,
     UndoImport,
+    Verify,
 )
 from stratagate.models import (
     ElementCard,
@@ -106,20 +108,18 @@ from stratagate.results import (
     HistoryRecord,
     HitList,
     ImportResult,
+    LogSummary,
     NamespaceStats,
     RawHit,
     RecallContext,
     ResumePendingResult,
     VerifyReport,
 )
-from stratagate.store import EventStore, open_store
-from stratagate.store.memory import MEMORY_URL
+from stratagate.store.in_process import IN_PROCESS_URL
 from stratagate.store.sql import open_event_store
+from stratagate.timeutil import format_utc, utc_now
 
 R = TypeVar("R")
-
-MAX_POSITION = 2**63 - 1
-"""The largest global position a log can hold (its column is a signed 64-bit integer)."""
 
 
 def check_namespace(namespace: object) -> str:
@@ -161,7 +161,6 @@ class StrataGate:
     _options: MemoryOptions
     _temp_dir: str | None
     _closed: bool
-    _store: EventStore
     _runtime: Runtime
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -198,8 +197,7 @@ class StrataGate:
         self._namespace, self._database, self._temp_dir = namespace, database, None
         self._options = options.with_(persistent=False)  # never snapshot on close
         self._closed = False
-        self._store = open_event_store(database, create=False, read_only=True)
-        self._runtime = ReadOnlyRuntime(self._store, namespace, self._options)
+        self._runtime = ReadOnlyRuntime(database, namespace, self._options)
         return self
 
     @classmethod
@@ -209,11 +207,41 @@ class StrataGate:
         if "snapshot_every" not in options and opts.runtime == "inline":
             opts = opts.with_(snapshot_every=0)  # nothing outlives the process: no snapshots
         temp_dir = None
-        database = MEMORY_URL
+        database = IN_PROCESS_URL
         if opts.runtime == "ray":  # actors are processes: they need a file to share
             temp_dir = tempfile.mkdtemp(prefix="stratagate-")
             database = str(Path(temp_dir) / "memory.db")
         return cls._start(database, check_namespace(namespace), opts, temp_dir=temp_dir)
+
+    @classmethod
+    def list_namespaces(cls, database: str | os.PathLike[str]) -> list[LogSummary]:
+        """Every namespace with at least one logged event in ``database``, sorted, each with
+        its revision and last position (read-only: nothing is opened for writing)."""
+        with open_event_store(database_url(database), create=False, read_only=True) as store:
+            log_position = store.global_head()
+            return [
+                LogSummary(
+                    namespace=name,
+                    present=True,
+                    revision=store.count(name),
+                    last_position=store.head(name),
+                    log_position=log_position,
+                )
+                for name in store.namespaces()
+            ]
+
+    @classmethod
+    def purge_namespace(
+        cls, database: str | os.PathLike[str], namespace: str, *, reason: str
+    ) -> int:
+        """Delete every row of ``namespace`` (log, heads, lease, snapshots, keys), keeping one
+        audit record of it in ``stratagate_purges``; returns how many log rows went. Erase the
+        namespace first (``erase_namespace``): a purge alone is not an erasure on record."""
+        name = check_namespace(namespace)
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInputError(f"reason must be a non-empty string, got {reason!r}")
+        with open_event_store(database_url(database), create=False) as store:
+            return store.purge_namespace(name, reason=reason, at=format_utc(utc_now())).rows
 
     @classmethod
     def _start(
@@ -225,13 +253,11 @@ class StrataGate:
         self._options = options
         self._temp_dir = temp_dir
         self._closed = False
-        self._store = open_store(database)
+        self._runtime = self._make_runtime(recover=options.recover_on_open)
         try:
-            self._store.check_head(namespace)  # a broken log is reported, never extended
-            self._runtime = self._make_runtime(recover=options.recover_on_open)
             self._runtime.send(ApplySettings())
         except BaseException:
-            self._store.close()
+            self._runtime.close(snapshot=False)
             raise
         return self
 
@@ -240,7 +266,7 @@ class StrataGate:
             from stratagate.actors.ray_runtime import RayRuntime
 
             return RayRuntime(self._database, self._namespace, self._options, recover=recover)
-        return InlineRuntime(self._store, self._namespace, self._options, recover=recover)
+        return InlineRuntime(self._database, self._namespace, self._options, recover=recover)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -260,12 +286,11 @@ class StrataGate:
                 snapshot=self._options.persistent and self._options.snapshot_every > 0
             )
         finally:
-            self._store.close()
             if self._temp_dir is not None:
                 shutil.rmtree(self._temp_dir, ignore_errors=True)
 
     def _send(self, message: Message[R]) -> R:
-        """Deliver one operation to the role that handles it (see ``actors.routing``)."""
+        """Send one operation to the runtime (see ``actors.pipeline`` and ``actors.registry``)."""
         if self._closed:
             raise StorageError("this memory is closed")
         return self._runtime.send(message)
@@ -284,7 +309,12 @@ class StrataGate:
     @property
     def revision(self) -> int:
         """How many domain events the namespace has logged (monotonic)."""
-        return self._store.count(self._namespace)
+        return self._send(Revision())
+
+    def log_summary(self) -> LogSummary:
+        """What the log holds of this namespace — presence, revision, last positions — read
+        without folding anything (so it answers on a damaged log too)."""
+        return self._send(SummarizeLog())
 
     @property
     def handles(self) -> Handles:
@@ -321,22 +351,8 @@ class StrataGate:
             assistant_tool_calls=assistant_tool_calls,
             receipt_id=receipt_id,
         )
-        ack = self._send(command)
-        if ack.duplicate:
-            return AppendTurnResult(duplicate=True)
-        if defer_processing:
-            return AppendTurnResult(turn=ack.turn)
-        if not wait:
-            self._runtime.start_pipeline()
-            return AppendTurnResult(turn=ack.turn)
-        sealed, events, elements = self._run_stages()
-        own = [block for block in sealed if block.thread_id == command.thread_id]
-        return AppendTurnResult(
-            turn=ack.turn,
-            sealed_block=own[-1] if own else (sealed[-1] if sealed else None),
-            extracted_events=events,
-            projected_elements=elements,
-        )
+        processing = _processing(defer_processing=defer_processing, wait=wait)
+        return self._send(command.model_copy(update={"processing": processing}))
 
     def append_turns(
         self,
@@ -364,24 +380,8 @@ class StrataGate:
                 raise InvalidInputError(f"turns[{index}]: {exc}") from exc
         if not commands:
             return AppendTurnsResult()
-        acks = self._send(AppendTurns(turns=commands))
-        numbers = [ack.turn for ack in acks]
-        result = AppendTurnsResult(
-            turns=numbers, duplicates=sum(1 for ack in acks if ack.duplicate)
-        )
-        if defer_processing or result.duplicates == len(acks):
-            return result
-        if not wait:
-            self._runtime.start_pipeline()
-            return result
-        sealed, events, elements = self._run_stages()
-        return result.model_copy(
-            update={
-                "sealed_blocks": sealed,
-                "extracted_events": events,
-                "projected_elements": elements,
-            }
-        )
+        processing = _processing(defer_processing=defer_processing, wait=wait)
+        return self._send(AppendTurns(turns=commands, processing=processing))
 
     def _turn_command(
         self,
@@ -418,15 +418,6 @@ class StrataGate:
             at=at,
         )
 
-    def _run_stages(
-        self, *, retry_failed: bool = False, retry_skipped: bool = False
-    ) -> tuple[list[MemoryBlock], list[EventCard], list[ElementCard]]:
-        """Seal, extract and project whatever is ready, in order."""
-        sealed = self._send(SealReady(retry_failed=retry_failed))
-        events = self._send(ExtractReady(retry_failed=retry_failed, retry_skipped=retry_skipped))
-        elements = self._send(RunProjections(retry_failed=retry_failed))
-        return sealed, events, elements
-
     def drain(self, timeout: float | None = None) -> None:
         """Block until this namespace's background work is idle (re-raises a background error)."""
         self._runtime.drain(timeout)
@@ -436,10 +427,7 @@ class StrataGate:
 
         ``retry_skipped=True`` also retries each skipped extraction once.
         """
-        sealed, events, elements = self._run_stages(retry_failed=True, retry_skipped=retry_skipped)
-        return ResumePendingResult(
-            sealed_blocks=sealed, extracted_events=events, projected_elements=elements
-        )
+        return self._send(ResumePending(retry_skipped=retry_skipped))
 
     # -- read models ------------------------------------------------------------------------
 
@@ -479,10 +467,7 @@ class StrataGate:
 
     def stats(self) -> NamespaceStats:
         """Counts of everything in the namespace, and when its last event was recorded."""
-        stats = self._send(GetStats(revision=self.revision))
-        return stats.model_copy(
-            update={"last_event_at": last_event_at(self._store, self._namespace)}
-        )
+        return self._send(GetStats())
 
     # -- events -----------------------------------------------------------------------------
 
@@ -495,9 +480,7 @@ class StrataGate:
         cards = [parse_input(EventCardInput, event, what="event") for event in events]
         if not cards:
             return []
-        added = self._send(AddEvents(events=cards))
-        self._send(QueueProjections())
-        return added
+        return self._send(AddEvents(events=cards))
 
     def event_weight(self, event_id: str) -> float:
         """``memory_weight`` of the event at the current turn."""
@@ -516,29 +499,22 @@ class StrataGate:
         return self._govern("archive", event_id)
 
     def _govern(self, action: Governance, event_id: str) -> EventCard:
-        self._send(Govern(action=action, event_id=event_id))
-        return self.get_event(event_id)
+        return self._send(Govern(action=action, event_id=event_id))
 
     # -- erasure ----------------------------------------------------------------------------
 
     def erase_thread(self, thread_id: str | None, *, reason: str) -> ErasureReport:
         """Irreversibly erase a thread's content (turns, blocks, cards, facts) by destroying
         its data keys; the log keeps its rows, which verify and read as ``[erased]``."""
-        return self._erase(EraseThread(thread_id=check_thread_id(thread_id), reason=reason))
+        return self._send(EraseThread(thread_id=check_thread_id(thread_id), reason=reason))
 
     def erase_event(self, event_id: str, *, reason: str) -> ErasureReport:
         """Irreversibly erase one event card's text and the facts drawn from it."""
-        return self._erase(EraseEvent(event_id=event_id, reason=reason))
+        return self._send(EraseEvent(event_id=event_id, reason=reason))
 
     def erase_namespace(self, *, reason: str) -> ErasureReport:
         """Irreversibly erase every content field of this namespace (all its data keys)."""
-        return self._erase(EraseNamespace(reason=reason))
-
-    def _erase(self, message: Message[ErasureReport]) -> ErasureReport:
-        report = self._send(message)
-        self._runtime.reload()
-        keys_for(self._store, self._namespace).forget()
-        return report
+        return self._send(EraseNamespace(reason=reason))
 
     # -- retrieval --------------------------------------------------------------------------
 
@@ -554,29 +530,28 @@ class StrataGate:
         happened_to: datetime | str | None = None,
     ) -> HitList[EventHit]:
         """Hybrid event search (BM25 + structured rankings, RRF); the batch is logged."""
-        return self._send(
-            SearchEvents(
-                query=query,
-                limit=limit,
-                temporal_intent=temporal_intent,
-                participants=participants,
-                event_type=event_type,
-                happened_from=happened_from,
-                happened_to=happened_to,
-            )
+        filters = EventFilters(
+            temporal_intent=temporal_intent,
+            participants=participants,
+            event_type=event_type,
+            happened_from=happened_from,
+            happened_to=happened_to,
         )
+        return self._send(SearchEvents(query=query, limit=limit, filters=filters))
 
     def search_elements(
         self, query: str, *, limit: int = 8, name: str | None = None, type: str | None = None
     ) -> HitList[ElementHit]:
         """Fact-level element search; the batch is logged."""
-        return self._send(SearchElements(query=query, limit=limit, name=name, type=type))
+        filters = ElementFilters(name=name, type=type)
+        return self._send(SearchElements(query=query, limit=limit, filters=filters))
 
     def search_raw_memory(
         self, query: str, *, limit: int = 6, thread_id: str | None = None
     ) -> HitList[RawHit]:
         """Ranked source messages (with neighbours); the batch is logged."""
-        return self._send(SearchRaw(query=query, limit=limit, thread_id=thread_id))
+        filters = RawFilters(thread_id=thread_id)
+        return self._send(SearchRaw(query=query, limit=limit, filters=filters))
 
     def expand_event(self, event_id: str) -> ExpandedEvent:
         """The card, its source block and the exact messages it cites."""
@@ -651,7 +626,6 @@ class StrataGate:
 
     def claim_next_element_projection(self) -> ElementProjectionContext | None:
         """Claim the oldest pending projection job, else the oldest failed one (a retry)."""
-        self._send(QueueProjections())
         return self._send(ClaimProjection(include_failed=True))
 
     def complete_element_projection(
@@ -687,17 +661,9 @@ class StrataGate:
         parsed = parse_document(document)
         if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 50:
             raise InvalidInputError(f"top_k must be an integer from 1 to 50, got {top_k!r}")
-        plan = self._send(PlanImport(document=parsed, top_k=top_k))
-        decisions = [
-            Decision(action="add")
-            if decide is None
-            else check_decision(invoke(decide, planned.candidate, planned.matches), planned.matches)
-            for planned in plan.items
-        ]
-        result = self._send(ImportExternal(plan=plan, decisions=decisions))
-        if result.added:
-            self._send(RunProjections())
-        return result
+        if decide is not None and not callable(decide):
+            raise InvalidInputError(f"decide must be a callable or None, got {decide!r}")
+        return self._send(ImportMemory(document=parsed, top_k=top_k, decide=decide))
 
     def undo_import(self, batch_id: str) -> bool:
         """Undo an import batch by appended events (nothing is deleted); False if already undone."""
@@ -705,10 +671,13 @@ class StrataGate:
 
     # -- audit ------------------------------------------------------------------------------
 
-    def history(self, since: int = 0, *, limit: int | None = None) -> list[HistoryRecord]:
-        """Logged domain events after ``since`` (a global position), in order; at most
-        ``limit`` of them (a page: the next starts after the last one's position)."""
-        if not isinstance(since, int) or not 0 <= since <= MAX_POSITION:
+    def history(
+        self, since: int = 0, *, limit: int | None = None, type: str | None = None
+    ) -> list[HistoryRecord]:
+        """Logged domain events after ``since`` (a global position), in order; only those of
+        event ``type`` when given; at most ``limit`` of them (a page: the next starts after the
+        last one's position)."""
+        if not isinstance(since, int) or isinstance(since, bool) or not 0 <= since <= MAX_POSITION:
             raise InvalidInputError(
                 f"since must be an integer from 0 to {MAX_POSITION}, got {since!r}"
             )
@@ -716,38 +685,37 @@ class StrataGate:
             not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
         ):
             raise InvalidInputError(f"limit must be a positive integer or None, got {limit!r}")
-        return read_history(self._store, self._namespace, since, limit=limit)
+        if type is not None and type not in EVENT_TYPES:
+            raise InvalidInputError(
+                f"unknown event type {type!r}; the types are {', '.join(sorted(EVENT_TYPES))}"
+            )
+        return self._send(History(since=since, limit=limit, event_type=type))
 
     def verify(
         self, anchor: Anchor | Mapping[str, Any] | str | bytes | None = None
     ) -> VerifyReport:
         """Check the hash chain (and that the log still extends ``anchor``, a ``checkpoint()``
         kept elsewhere), then rebuild every read model from the log and compare."""
-        kept = None if anchor is None else parse_anchor(anchor)
-        live = self._runtime.positioned_digests()
-        return verify_log(self._store, self._namespace, live, anchor=kept)
+        return self._send(Verify(anchor=None if anchor is None else parse_anchor(anchor)))
 
     def checkpoint(self) -> Anchor:
         """An anchor of the namespace's head now (namespace, position, chain hash, time): keep
-        it outside the database. With ``STRATAGATE_CHECKPOINT_KEY`` set it is sealed, and (unless
-        read-only) the sealed head is logged too (``LogCheckpointed``), so a log re-hashed
-        without the key fails ``verify`` even with no anchor at hand."""
-        anchor = take_anchor(self._store, self._namespace, self._options.now())
-        if anchor.seal is not None and not isinstance(self._runtime, ReadOnlyRuntime):
-            self._send(
-                SealCheckpoint(
-                    position=anchor.position, head_hash=anchor.head_hash, seal=anchor.seal
-                )
-            )
-        return anchor
+        it outside the database. With ``STRATAGATE_CHECKPOINT_KEY`` set it is signed, and
+        (unless read-only) the signed head is logged too (``LogCheckpointed``), so a log
+        re-hashed without the key fails ``verify`` even with no anchor at hand."""
+        return self._send(TakeAnchor())
 
     def state_at(self, position: int) -> MemoryView:
         """A read-only view of the namespace as of a global position (nothing is logged)."""
-        if not isinstance(position, int) or not 0 <= position <= MAX_POSITION:
+        if (
+            not isinstance(position, int)
+            or isinstance(position, bool)
+            or not 0 <= position <= MAX_POSITION
+        ):
             raise InvalidInputError(
                 f"position must be an integer from 0 to {MAX_POSITION}, got {position!r}"
             )
-        return MemoryView(replay(self._store, self._namespace, until=position))
+        return self._send(StateAt(position=position))
 
     def view(self) -> MemoryView:
         """The namespace as it is now, as a ``MemoryView``: reads and searches that log nothing
@@ -759,43 +727,11 @@ class StrataGate:
         return self.state_at(MAX_POSITION)
 
 
-def read_history(
-    store: EventStore, namespace: str, since: int = 0, *, limit: int | None = None
-) -> list[HistoryRecord]:
-    """The namespace's logged domain events after a global position (at most ``limit``), read
-    from the log (what ``StrataGate.history`` returns; tools that must not open a writer read
-    it this way)."""
-    records: list[HistoryRecord] = []
-    position = since
-    keys = keys_for(store, namespace)
-    while True:
-        wanted = 2000 if limit is None else min(2000, limit - len(records))
-        if wanted <= 0:
-            return records
-        rows = store.read(namespace, after=position, limit=wanted)
-        records.extend(
-            HistoryRecord(
-                position=row.global_position,
-                namespace=row.namespace,
-                stream=row.stream,
-                stream_version=row.stream_version,
-                type=row.event_type,
-                schema_version=row.schema_version,
-                recorded_at=row.recorded_at,
-                data=open_data(row.event_type, row.payload, keys),
-            )
-            for row in rows
-        )
-        if len(rows) < wanted:
-            return records
-        position = rows[-1].global_position
-
-
-def last_event_at(store: EventStore, namespace: str) -> datetime | None:
-    """When the namespace's last event was recorded (``None`` for an empty namespace)."""
-    head = store.head(namespace)
-    last = store.read(namespace, after=head - 1, limit=1) if head else []
-    return parse_datetime(last[0].recorded_at) if last else None
+def _processing(*, defer_processing: bool, wait: bool) -> Processing:
+    """What follows a turn, from ``append_turn``'s two switches (deferring wins)."""
+    if defer_processing:
+        return "defer"
+    return "wait" if wait else "background"
 
 
 __all__ = [
@@ -803,6 +739,4 @@ __all__ = [
     "check_namespace",
     "database_url",
     "id_list",
-    "last_event_at",
-    "read_history",
 ]

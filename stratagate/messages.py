@@ -1,20 +1,30 @@
 """Every operation on a namespace as one frozen, typed message: commands change the log,
-queries read the read models.
+queries read the read models or the log itself.
 
-A message is validated once, where it is built (in the façade); the role that handles it
-trusts its fields. ``Message[R]`` names the result type, so ``runtime.send(GetEvent(...))`` is
-an ``EventCard`` to a type checker. Which role handles which message is the routing table of
-``stratagate.actors.routing``. Invalid fields raise ``InvalidInputError`` naming the field.
+A message is validated once, where it is built (in the façade); the handler that answers it
+trusts its fields. ``Message[R]`` names what the caller gets back, so
+``runtime.send(GetEvent(...))`` is an ``EventCard`` to a type checker: the handler's answer,
+or, for a command with follow-up work, the outcome ``stratagate.actors.pipeline`` makes of it.
+Which handler answers which message is read from the handlers' own ``@handles`` marks
+(``stratagate.actors.registry``). Invalid fields raise ``InvalidInputError`` naming the field.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Callable
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from stratagate.core.timeutil import parse_datetime
+from stratagate.anchors import Anchor
+from stratagate.core.filters import (
+    ElementFilters,
+    EventFilters,
+    Limit,
+    Moment,
+    QueryText,
+    RawFilters,
+)
 from stratagate.errors import InvalidInputError
 from stratagate.formats.external_memory import Decision, ExternalMemoryDocument, ImportPlan
 from stratagate.models import (
@@ -33,62 +43,36 @@ from stratagate.models import (
     UtcDatetime,
     first_error,
 )
+from stratagate.read.view import MemoryView
 from stratagate.results import (
+    AppendTurnResult,
+    AppendTurnsResult,
     BlockContextEntry,
     ElementHit,
     ErasureReport,
     EventHit,
     ExpandedEvent,
+    HistoryRecord,
     HitList,
     ImportResult,
+    LogSummary,
     NamespaceStats,
     RawHit,
     RecallContext,
+    ResumePendingResult,
+    VerifyReport,
 )
 
 R = TypeVar("R")
 
-MAX_LIMIT = 10_000
-"""The largest ``limit`` a search accepts (larger asks are input errors, not slow queries)."""
-MAX_QUERY_CHARS = 4_000
-"""The longest query text a search accepts (a query is a question, not a document)."""
 MAX_BUDGET = 1_000_000
 """The largest token budget or entry count ``recall_context`` accepts."""
-
-
-def _limit(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LIMIT:
-        raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {value!r}")
-    return value
 
 
 def _count(value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_BUDGET:
         raise ValueError(f"must be an integer from 0 to {MAX_BUDGET}, got {value!r}")
     return value
-
-
-def _query(value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"query must be a string, got {type(value).__name__}")
-    if len(value) > MAX_QUERY_CHARS:
-        raise ValueError(f"query is {len(value)} characters, more than {MAX_QUERY_CHARS}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(f"query is not valid Unicode text: {exc.reason}") from exc
-    return value
-
-
-def _moment(value: object) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, datetime | str):
-        raise ValueError(f"not a datetime or ISO-8601 text: {value!r}")
-    try:
-        return parse_datetime(value)
-    except ValueError as exc:
-        raise ValueError(f"not a datetime or ISO-8601 text: {value!r}") from exc
 
 
 def _text_id(value: object) -> str:
@@ -109,21 +93,20 @@ def _reason(value: object) -> str:
     return value
 
 
-def _optional_list(value: object) -> list[str] | None:
-    if value is None:
-        return None
-    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
-        raise ValueError(f"must be a list of strings, got {type(value).__name__}")
-    return list(value)
+MAX_POSITION = 2**63 - 1
+"""The largest global position a log can hold (its column is a signed 64-bit integer)."""
 
 
-Limit = Annotated[int, BeforeValidator(_limit)]
+def _position(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_POSITION:
+        raise ValueError(f"must be an integer from 0 to {MAX_POSITION}, got {value!r}")
+    return value
+
+
 Count = Annotated[int, BeforeValidator(_count)]
-QueryText = Annotated[str, BeforeValidator(_query)]
-Moment = Annotated[datetime | None, BeforeValidator(_moment)]
+Position = Annotated[int, BeforeValidator(_position)]
 Id = Annotated[str, BeforeValidator(_text_id)]
 Reason = Annotated[str, BeforeValidator(_reason)]
-OptionalIds = Annotated[list[str] | None, BeforeValidator(_optional_list)]
 Governance = Literal["pin", "unpin", "forget", "restore", "archive"]
 
 
@@ -164,21 +147,38 @@ class ApplySettings(Command[bool]):
     """Log the opener's explicit block size / decay lambda when they differ from the record."""
 
 
-class AppendTurn(Command[TurnAck]):
-    """Make one validated turn durable (ids and times already decided by the façade)."""
+Processing = Literal["wait", "background", "defer"]
+"""What follows a turn once it is durable: the derived work now (``wait``), on its own
+(``background``: ``drain`` waits for it), or not yet (``defer``: the next turn or
+``resume_pending_work`` does it)."""
+
+
+class AppendTurn(Command[AppendTurnResult]):
+    """Make one validated turn durable (ids and times already decided by the façade), then
+    seal, extract and project what is ready as ``processing`` says."""
 
     command_id: str
     thread_id: str | None
     receipt_id: str | None
     messages: list[RawMessage] = Field(min_length=1)
     at: UtcDatetime
+    processing: Processing = "wait"
 
 
-class AppendTurns(Command[list[TurnAck]]):
+class AppendTurns(Command[AppendTurnsResult]):
     """Make many turns durable in as few commits as possible; each is acknowledged only once
-    it is durable, and each receipt id is honoured as if appended alone."""
+    it is durable, and each receipt id is honoured as if appended alone. What follows is
+    the batch's ``processing`` (its turns' own is not read)."""
 
     turns: list[AppendTurn] = Field(min_length=1)
+    processing: Processing = "wait"
+
+
+class ResumePending(Command[ResumePendingResult]):
+    """Retry failed or interrupted seals, extractions and projections, then finish what is
+    ready (no role answers it: it is follow-up work alone)."""
+
+    retry_skipped: bool = False
 
 
 class SealReady(Command[list[MemoryBlock]]):
@@ -209,6 +209,15 @@ class AddEvents(Command[list[EventCard]]):
     """Add callers' cards, each citing an existing block; projection jobs follow."""
 
     events: list[EventCardInput] = Field(min_length=1)
+
+
+class ImportMemory(Command[ImportResult]):
+    """Import an external-memory document: plan it, let ``decide`` (run in the caller's
+    process, before anything is appended) answer each candidate, append the batch, project."""
+
+    document: ExternalMemoryDocument
+    top_k: Annotated[int, Field(ge=1, le=50, strict=True)] = 5
+    decide: Callable[[EventCardInput, list[EventCard]], Any] | None = None
 
 
 class ImportExternal(Command[ImportResult]):
@@ -288,19 +297,19 @@ class RecordUse(Command[UsageReceipt]):
     audit: UsageAudit | None = None
 
 
-class Govern(Command[bool]):
-    """Pin, unpin, forget, restore or archive an event (False when it already was)."""
+class Govern(Command[EventCard]):
+    """Pin, unpin, forget, restore or archive an event; answers the card as it now is."""
 
     action: Governance
     event_id: Id
 
 
-class SealCheckpoint(Command[None]):
-    """Log a sealed checkpoint of the namespace's head (``LogCheckpointed``)."""
+class LogCheckpoint(Command[None]):
+    """Log a signed anchor of the namespace's head (``LogCheckpointed``)."""
 
     position: int
     head_hash: str
-    seal: str
+    signature: str
 
 
 class EraseThread(Command[ErasureReport]):
@@ -388,7 +397,8 @@ class HasReceipt(Query[bool]):
 
 
 class GetStats(Query[NamespaceStats]):
-    revision: int
+    """Counts of everything in the namespace, its revision and when its last event was
+    recorded."""
 
 
 class SearchEvents(Query[HitList[EventHit]]):
@@ -396,11 +406,7 @@ class SearchEvents(Query[HitList[EventHit]]):
 
     query: QueryText
     limit: Limit = 6
-    temporal_intent: str | None = None
-    participants: OptionalIds = None
-    event_type: str | None = None
-    happened_from: Moment = None
-    happened_to: Moment = None
+    filters: EventFilters = EventFilters()
 
 
 class SearchElements(Query[HitList[ElementHit]]):
@@ -408,8 +414,7 @@ class SearchElements(Query[HitList[ElementHit]]):
 
     query: QueryText
     limit: Limit = 8
-    name: str | None = None
-    type: str | None = None
+    filters: ElementFilters = ElementFilters()
 
 
 class SearchRaw(Query[HitList[RawHit]]):
@@ -417,7 +422,7 @@ class SearchRaw(Query[HitList[RawHit]]):
 
     query: QueryText
     limit: Limit = 6
-    thread_id: str | None = None
+    filters: RawFilters = RawFilters()
 
 
 class Recall(Query[RecallContext]):
@@ -437,14 +442,53 @@ class PlanImport(Query[ImportPlan]):
     top_k: Annotated[int, Field(ge=1, le=50, strict=True)] = 5
 
 
+# -- the log (answered by each runtime itself, from its own store connection) -----------------
+
+
+class Revision(Query[int]):
+    """How many domain events the namespace has logged."""
+
+
+class History(Query[list[HistoryRecord]]):
+    """Logged domain events after a global position, in order (of one type, at most ``limit``)."""
+
+    since: Position = 0
+    limit: Annotated[int | None, Field(ge=1, strict=True)] = None
+    event_type: str | None = None
+
+
+class SummarizeLog(Query[LogSummary]):
+    """What the log holds of the namespace: presence, revision, last positions."""
+
+
+class Verify(Query[VerifyReport]):
+    """Check the chain (and that the log still extends ``anchor``) and rebuild every read
+    model from the log, comparing it with the live ones."""
+
+    anchor: Anchor | None = None
+
+
+class StateAt(Query[MemoryView]):
+    """A read-only view of the namespace as of a global position (nothing is logged)."""
+
+    position: Position
+
+
+class TakeAnchor(Query[Anchor]):
+    """An anchor of the namespace's head now; a signed one is then logged too (``LogCheckpoint``,
+    unless the memory is read-only)."""
+
+
 def search_options(message: SearchEvents | SearchElements | SearchRaw | Recall) -> dict[str, Any]:
-    """A search's options as logged with its batch: every set field but the query, JSON-able."""
-    return message.model_dump(mode="json", exclude={"query"}, exclude_none=True)
+    """A search's options as logged with its batch: every set field but the query, JSON-able,
+    its filters among them (one flat mapping, as batches have always recorded them)."""
+    options = message.model_dump(mode="json", exclude={"query", "filters"}, exclude_none=True)
+    filters = getattr(message, "filters", None)
+    return options if filters is None else {**options, **filters.logged()}
 
 
 __all__ = [
-    "MAX_LIMIT",
-    "MAX_QUERY_CHARS",
+    "MAX_POSITION",
     "AddEvents",
     "AppendTurn",
     "AppendTurns",
@@ -468,7 +512,9 @@ __all__ = [
     "GetStats",
     "Govern",
     "HasReceipt",
+    "History",
     "ImportExternal",
+    "ImportMemory",
     "LiftBlock",
     "ListBlocks",
     "ListElements",
@@ -477,19 +523,26 @@ __all__ = [
     "ListOpenTail",
     "ListProjectionJobs",
     "ListUsageReceipts",
+    "LogCheckpoint",
     "Message",
     "PlanImport",
+    "Processing",
     "Query",
     "QueueProjections",
     "Recall",
     "RecordBatch",
     "RecordUse",
+    "ResumePending",
+    "Revision",
     "RunProjections",
-    "SealCheckpoint",
     "SealReady",
     "SearchElements",
     "SearchEvents",
     "SearchRaw",
+    "StateAt",
+    "SummarizeLog",
+    "TakeAnchor",
     "TurnAck",
     "UndoImport",
+    "Verify",
 ]

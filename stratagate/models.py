@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from stratagate.core.timeutil import ensure_utc, is_iso_time
 from stratagate.errors import InvalidInputError
+from stratagate.timeutil import ensure_utc, is_iso_time
 
 UtcDatetime = Annotated[datetime, AfterValidator(ensure_utc)]
 """An aware UTC datetime; naive input is taken to be UTC."""

@@ -10,8 +10,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from stratagate.callbacks import Callback, resolve
-from stratagate.core.timeutil import ensure_utc, utc_now
 from stratagate.errors import InvalidInputError
+from stratagate.timeutil import ensure_utc, utc_now
 
 Runtime = Literal["inline", "ray"]
 DEFAULT_BLOCK_TURN_SIZE = 12

@@ -161,6 +161,21 @@ class HistoryRecord(Model):
     data: dict[str, Any]
 
 
+class LogSummary(Model):
+    """What the log holds of a namespace, read without folding anything (cheap, and possible
+    on a damaged log)."""
+
+    namespace: str
+    present: bool
+    """Whether anything of the namespace is stored: a row, a heads record or a snapshot."""
+    revision: int
+    """How many domain events the namespace has logged."""
+    last_position: int
+    """The global position of the namespace's last row (0 when it has none)."""
+    log_position: int
+    """The global position of the last row of any namespace in the database."""
+
+
 class VerifyReport(Model):
     """The outcome of ``verify()``: the chain and every read model checked against the log."""
 
@@ -230,6 +245,7 @@ __all__ = [
     "HistoryRecord",
     "HitList",
     "ImportResult",
+    "LogSummary",
     "NamespaceStats",
     "RawHit",
     "RecallContext",

@@ -46,6 +46,7 @@ SUMMARIZER_SKIP = "the summarizer marked the block should_extract=false"
 class Extractor(Role):
     """The only writer of the extraction stream."""
 
+    name = host = "extractor"
     stream = EXTRACTION
     components = ("blocks", "decay", "events", "jobs", "event_search")
     """``search`` picks the events related to a target block for its compact timeline."""

@@ -1,25 +1,29 @@
 """The inline runtime: the four roles in this process, sharing one live state.
 
-Calls are serialised by a lock (as a Ray actor's mailbox would serialise them); background
-work (``append_turn(wait=False)``) runs on one worker thread per namespace.
+Deliveries are serialised by a lock (as a Ray actor's mailbox would serialise them); the
+pipeline's background work (``append_turn(wait=False)``) runs on one worker thread per
+namespace. The runtime owns its store connection; the auditor answers from it.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from stratagate.actors import pipeline
+from stratagate.actors.auditor import Auditor
 from stratagate.actors.lease_keeper import LeaseKeeper
 from stratagate.actors.live import LiveState
 from stratagate.actors.reader import Reader
+from stratagate.actors.registry import ROLES, Handles, RoleName, handler_of
 from stratagate.actors.role import MessageHandler, Role
-from stratagate.actors.routing import ROLE_CLASSES, STAGES, WRITERS, Handles, RoleName, route
 from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.errors import DrainTimeoutError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
-from stratagate.store import EventStore, Holder
+from stratagate.store import EventStore, Holder, open_store
 
 R = TypeVar("R")
 
@@ -28,10 +32,21 @@ class InlineRuntime:
     """Hosts the roles of one namespace in this process."""
 
     name = "inline"
+    writes = True
 
     def __init__(
-        self, store: EventStore, namespace: str, options: MemoryOptions, *, recover: bool = True
+        self, database: str, namespace: str, options: MemoryOptions, *, recover: bool = True
     ) -> None:
+        self.store: EventStore = open_store(database)
+        try:
+            self._start(namespace, options, recover=recover)
+        except BaseException:
+            self.store.close()
+            raise
+
+    def _start(self, namespace: str, options: MemoryOptions, *, recover: bool) -> None:
+        store = self.store
+        store.check_head(namespace)  # a broken log is reported, never extended
         # Hydrate before taking the lease: a damaged log raises LogIntegrityError here, with
         # nothing written at all (not even a lease row); what a writer appends in between is
         # folded once the lease is held.
@@ -47,16 +62,21 @@ class InlineRuntime:
         weights = WeightKeeper(namespace, options, self.live)
         self.roles: dict[RoleName, Role] = {
             name: weights if cls is WeightKeeper else cls(namespace, options, self.live)
-            for name, cls in ROLE_CLASSES.items()
+            for name, cls in ROLES.items()
         }
-        self.reader = Reader(self.live, weights)
+        hosted: list[MessageHandler] = [
+            *self.roles.values(),
+            Reader(self.live, weights),
+            Auditor(store, namespace, options, self._live_digests),
+        ]
+        self._handlers = {type(handler): handler for handler in hosted}
         self._lock = threading.RLock()
         self._executor: ThreadPoolExecutor | None = None
         self._futures: list[Future[None]] = []
         self._errors: list[BaseException] = []
         if recover:
-            for name in WRITERS:
-                self.roles[name].recover()
+            for role in self.roles.values():
+                role.recover()
 
     @property
     def handles(self) -> Handles:
@@ -64,24 +84,27 @@ class InlineRuntime:
         return Handles(roles["sealer"], roles["extractor"], roles["projector"], roles["weights"])
 
     def send(self, message: Message[R]) -> R:
-        """Deliver one message, serialised with every other call on this namespace."""
-        target = route(message)
-        handler: MessageHandler = self.reader if target == "reader" else self.roles[target]
+        """Answer one message (by its flow, see ``stratagate.actors.pipeline``)."""
+        return pipeline.run(message, self)
+
+    def deliver(self, message: Message[Any]) -> Any:
+        """Hand one message to its handler, serialised with every other delivery."""
+        handler = self._handlers[handler_of(message)]
         with self._lock:
             return handler.handle(message)
 
-    def start_pipeline(self) -> None:
-        """Run seal → extract → project in the background."""
+    def start(self, messages: Sequence[Message[Any]]) -> None:
+        """Run ``messages`` in order on the namespace's worker thread."""
         if self._executor is None:
             self._executor = ThreadPoolExecutor(
                 1, thread_name_prefix=f"stratagate-{self.live.namespace}"
             )
-        self._futures.append(self._executor.submit(self._background))
+        self._futures.append(self._executor.submit(self._background, tuple(messages)))
 
-    def _background(self) -> None:
-        for _, message in STAGES:
+    def _background(self, messages: tuple[Message[Any], ...]) -> None:
+        for message in messages:
             try:
-                self.send(message)
+                self.deliver(message)
             except Exception as exc:  # kept for drain(): the job state is already durable
                 self._errors.append(exc)
                 return
@@ -96,20 +119,20 @@ class InlineRuntime:
         errors, self._errors = self._errors, []
         if errors:
             raise errors[0]
-        for _, message in STAGES:
-            self.send(message)
+        for message in pipeline.DERIVED:
+            self.deliver(message)
 
     def reload(self) -> None:
-        """Nothing to do: the roles share the one live state the erasure re-folded."""
+        """Nothing to do: the roles share the one live state the erasure folded again."""
 
-    def positioned_digests(self) -> list[tuple[int, dict[str, str]]]:
+    def _live_digests(self) -> list[tuple[int, dict[str, str]]]:
         """The live state's position and the digest of each of its read models."""
         with self._lock:
             self.live.refresh()
             return [(self.live.state.position, self.live.state.digests())]
 
     def close(self, *, snapshot: bool) -> None:
-        """Stop the background worker and (durable mode) snapshot the read models."""
+        """Stop the background worker, (durable mode) snapshot the read models, release."""
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
@@ -119,7 +142,10 @@ class InlineRuntime:
                     if self.live.state.position:
                         self.live.snapshot()
         finally:
-            self.keeper.release()
+            try:
+                self.keeper.release()
+            finally:
+                self.store.close()
 
 
 __all__ = ["InlineRuntime"]

@@ -11,13 +11,13 @@ import contextlib
 import threading
 
 from stratagate.errors import StorageError
-from stratagate.store import EventStore, Holder, Lease
+from stratagate.store import Holder, Lease, LeaseStore
 
 
 class LeaseKeeper:
     """Takes a writer lease now, renews it every third of its time to live, releases it."""
 
-    def __init__(self, store: EventStore, namespace: str, holder: Holder) -> None:
+    def __init__(self, store: LeaseStore, namespace: str, holder: Holder) -> None:
         self.store = store
         self.lease: Lease = store.acquire_lease(namespace, holder)
         self._stop = threading.Event()

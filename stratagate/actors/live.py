@@ -17,9 +17,9 @@ from projections.state import NamespaceState
 from stratagate.errors import FencedWriterError
 from stratagate.events import DomainEvent, Recorded
 from stratagate.events.codec import encode_all
-from stratagate.events.keyring import keys_for
 from stratagate.read.view import MemoryView
 from stratagate.store import GENESIS_HASH, EventStore, Lease, StoredEvent
+from stratagate.store.keys import keys_for
 
 
 @dataclass

@@ -13,7 +13,6 @@ from projections.jobs import ProjectionJobRecord
 from stratagate.actors.role import Role, error_text, handles
 from stratagate.callbacks import invoke, is_local, resolve, validate_output
 from stratagate.core.facts import plan_projection, projection_diagnostic, touched_elements
-from stratagate.core.timeutil import partial_bounds
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.events import (
     ELEMENTS,
@@ -39,6 +38,7 @@ from stratagate.models import (
     ElementProjectionResult,
     EventCard,
 )
+from stratagate.timeutil import partial_bounds
 
 
 def event_time(card: EventCard) -> datetime | None:
@@ -55,6 +55,7 @@ def event_time(card: EventCard) -> datetime | None:
 class Projector(Role):
     """The only writer of the elements stream."""
 
+    name = host = "projector"
     stream = ELEMENTS
     components = ("events", "weights", "jobs", "elements")
 
@@ -136,9 +137,10 @@ class Projector(Role):
 
     @handles(ClaimProjection)
     def claim_next(self, command: ClaimProjection) -> ElementProjectionContext | None:
-        """Claim the oldest pending job, else (``include_failed``) the oldest failed one: a
-        manual loop retries a failed job by claiming it again (its attempts then count 2)."""
-        self.refresh()
+        """Queue what is not queued yet, then claim the oldest pending job, else
+        (``include_failed``) the oldest failed one: a manual loop retries a failed job by
+        claiming it again (its attempts then count 2)."""
+        self.queue_pending(QueueProjections())
         jobs = self.state.jobs.projection.values()
         failed = [j.id for j in jobs if j.status == "failed"] if command.include_failed else []
         job = self._next_job(failed)

@@ -21,6 +21,7 @@ and Ray's task errors are unwrapped into the error the role raised.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import logging
 import os
@@ -28,7 +29,7 @@ import statistics
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -36,20 +37,12 @@ import ray
 from ray.actor import ActorHandle
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
+from stratagate.actors import pipeline
+from stratagate.actors.auditor import Auditor
 from stratagate.actors.live import LiveState
 from stratagate.actors.reader import Reader
-from stratagate.actors.role import MessageHandler, Role
-from stratagate.actors.routing import (
-    DOWNSTREAM,
-    HOST,
-    ROLE_CLASSES,
-    STAGES,
-    WRITERS,
-    Handles,
-    RoleName,
-    route,
-    stage_of,
-)
+from stratagate.actors.registry import ROLES, Handles, RoleName, handler_of, host_of
+from stratagate.actors.role import MessageHandler
 from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.errors import (
     DrainTimeoutError,
@@ -60,6 +53,7 @@ from stratagate.errors import (
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
 from stratagate.store import EventStore, Holder, Lease, open_store
+from stratagate.store.keys import keys_for
 
 RAY_NAMESPACE = "stratagate"
 DIRECTORY_NAME = "stratagate-directory"
@@ -87,8 +81,9 @@ class NotAssignedError(StorageConflictError):
 class _Assignment:
     database: str
     namespace: str
-    role: Role
-    reader: Reader | None
+    live: LiveState
+    handlers: dict[type[MessageHandler], MessageHandler]
+    """The role, and for the weights actor also the reader it hosts."""
     peers: dict[RoleName, ActorHandle]
     hydrated_at: int
     errors: list[BaseException] = field(default_factory=list)
@@ -120,7 +115,7 @@ class RoleActor:
         store = self.stores.get(database)
         if store is None:
             store = self.stores[database] = open_store(database)
-        cls = ROLE_CLASSES[self.role_name]
+        cls = ROLES[self.role_name]
         live = LiveState(
             store,
             namespace,
@@ -130,10 +125,12 @@ class RoleActor:
             lease=lease,
         )
         role = cls(namespace, options, live)
-        reader = Reader(live, role) if isinstance(role, WeightKeeper) else None
-        if recover and self.role_name in WRITERS:
+        handlers: dict[type[MessageHandler], MessageHandler] = {cls: role}
+        if isinstance(role, WeightKeeper):
+            handlers[Reader] = Reader(live, role)
+        if recover:
             role.recover()
-        self.current = _Assignment(database, namespace, role, reader, peers, live.state.position)
+        self.current = _Assignment(database, namespace, live, handlers, peers, live.state.position)
         return live.state.position
 
     def _serving(self, namespace: str) -> _Assignment:
@@ -145,32 +142,32 @@ class RoleActor:
     def handle(self, namespace: str, message: Message[R]) -> R:
         """Answer one message for ``namespace`` (the weights actor also answers queries)."""
         current = self._serving(namespace)
-        target: MessageHandler = current.role
-        if current.reader is not None and route(message) == "reader":
-            target = current.reader
-        return target.handle(message)
+        return current.handlers[handler_of(message)].handle(message)
 
-    def pipeline(self, namespace: str, forward: bool = True) -> Any:
-        """Run this role's stage and, on success, start the next role's: returns the next
-        stage's reference (``drain`` follows the chain), ``True`` when the chain ended here,
-        ``False`` when it was cut short (an error, kept for ``drain``, or a reassignment)."""
+    def run_chain(self, namespace: str, messages: tuple[Message[Any], ...]) -> Any:
+        """Answer the first message here and, on success, nudge the actor of the next: returns
+        the next link's reference (``drain`` follows the chain), ``True`` when the chain ended
+        here, ``False`` when it was cut short (an error, kept for ``drain``, or a
+        reassignment)."""
         current = self.current
-        stage = stage_of(self.role_name)
-        if current is None or current.namespace != namespace or stage is None:
+        if current is None or current.namespace != namespace:
             return False  # passivated meanwhile: drain or the next activation finishes the work
+        first, rest = messages[0], messages[1:]
         try:
-            current.role.handle(stage)
+            current.handlers[handler_of(first)].handle(first)
         except Exception as exc:  # the job state is durable; the caller sees it at drain()
             current.errors.append(exc)
             return False
-        following = DOWNSTREAM[self.role_name]
-        if not forward or following is None:
+        if not rest:
             return True
-        return current.peers[following].pipeline.remote(namespace, True)
+        following = cast(RoleName, host_of(rest[0]))
+        return current.peers[following].run_chain.remote(namespace, rest)
 
     def configure(self, namespace: str, options: MemoryOptions) -> None:
         """Adopt another opener's options (callbacks, clock, ids) for later calls."""
-        self._serving(namespace).role.options = options
+        for handler in self._serving(namespace).handlers.values():
+            if isinstance(handler, ROLES[self.role_name]):
+                handler.options = options
 
     def take_errors(self, namespace: str) -> list[BaseException]:
         current = self._serving(namespace)
@@ -178,21 +175,21 @@ class RoleActor:
         return errors
 
     def positioned_digests(self, namespace: str) -> tuple[int, dict[str, str]]:
-        role = self._serving(namespace).role
-        role.refresh()
-        return role.state.position, role.state.digests()
+        live = self._serving(namespace).live
+        live.refresh()
+        return live.state.position, live.state.digests()
 
     def rehydrate(self, namespace: str) -> int:
         """Drop cached keys and fold the log again (after an erasure); returns the position."""
-        live = self._serving(namespace).role.live
+        live = self._serving(namespace).live
         live.rehydrate()
         return live.state.position
 
     def snapshot(self, namespace: str) -> int:
         """Write a snapshot of this role's read models now."""
-        role = self._serving(namespace).role
-        role.live.snapshot()
-        return role.state.position
+        live = self._serving(namespace).live
+        live.snapshot()
+        return live.state.position
 
     def release(self) -> int:
         """Stop serving the current namespace (snapshot first when a long tail accumulated);
@@ -200,7 +197,7 @@ class RoleActor:
         current, self.current = self.current, None
         if current is None:
             return 0
-        live = current.role.live
+        live = current.live
         if live.state.position - live.snapshot_position >= RELEASE_SNAPSHOT_MIN:
             live.snapshot()
         return live.state.position
@@ -234,7 +231,7 @@ class Directory:
     def __init__(self, max_live: int) -> None:
         self.max_live = max_live
         self.live: OrderedDict[str, _Activation] = OrderedDict()
-        self.idle: dict[RoleName, list[ActorHandle]] = {role: [] for role in ROLE_CLASSES}
+        self.idle: dict[RoleName, list[ActorHandle]] = {role: [] for role in ROLES}
         self.users: Counter[str] = Counter()
         """Open memories per namespace: namespaces nobody has open are passivated first."""
         self.stores: dict[str, EventStore] = {}
@@ -250,7 +247,7 @@ class Directory:
     def prestart(self, per_role: int) -> int:
         """Start idle actors ahead so activations find them warm; returns the pool size."""
         fresh: list[tuple[RoleName, ActorHandle]] = []
-        for role in ROLE_CLASSES:
+        for role in ROLES:
             missing = per_role - len(self.idle[role]) - len(self.live)  # one serving per live
             fresh.extend((role, self._new_actor(role)) for _ in range(max(0, missing)))
         ray.get([actor.ping.remote() for _, actor in fresh])
@@ -327,7 +324,7 @@ class Directory:
         recover: bool,
     ) -> dict[RoleName, ActorHandle]:
         """Assign one pooled actor per role; a pooled actor that died is replaced by a new one."""
-        handles = {role: self._take(role) for role in ROLE_CLASSES}
+        handles = {role: self._take(role) for role in ROLES}
         for attempt in range(2):
             calls: dict[RoleName, Any] = {
                 role: actor.assign.remote(database, namespace, options, lease, recover, handles)
@@ -480,6 +477,11 @@ def directory(max_live: int) -> ActorHandle:
     return handle
 
 
+def _run_alone(namespace: str, message: Message[Any], actor: ActorHandle) -> Any:
+    """Have ``actor`` run ``message`` as a chain of one (nothing is nudged after it)."""
+    return actor.run_chain.remote(namespace, (message,))
+
+
 def unwrap(exc: RayTaskError) -> BaseException:
     """The exception a role raised inside an actor, as the caller should see it."""
     cause = getattr(exc, "cause", None)
@@ -492,15 +494,23 @@ class RayRuntime:
     """Talks to the namespace's four actors, through the directory that assigns them."""
 
     name = "ray"
+    writes = True
 
     def __init__(
         self, database: str, namespace: str, options: MemoryOptions, *, recover: bool = True
     ) -> None:
-        ensure_ray(options.ray_address)
+        self.store: EventStore = open_store(database)
+        try:
+            self.store.check_head(namespace)  # a broken log is reported, never extended
+            ensure_ray(options.ray_address)
+        except BaseException:
+            self.store.close()
+            raise
         self.database = database
         self.namespace = namespace
         self.options = options
         self.recover = recover
+        self._auditor = Auditor(self.store, namespace, options, self._live_digests)
         self._pending: list[ray.ObjectRef[Any]] = []
         self._directory = directory(options.max_live_namespaces)
         if options.ray_prestart > _PRESTARTED.get(self._directory._actor_id, 0):
@@ -525,13 +535,17 @@ class RayRuntime:
         return Handles(h["sealer"], h["extractor"], h["projector"], h["weights"])
 
     def send(self, message: Message[R]) -> R:
-        """Deliver a message to its role's actor and wait; re-activate and retry if the
-        namespace was passivated meanwhile."""
+        """Answer one message (by its flow, see ``stratagate.actors.pipeline``)."""
+        return pipeline.run(message, self)
+
+    def deliver(self, message: Message[Any]) -> Any:
+        """Hand a message to the actor hosting its handler and wait (re-activating and
+        retrying if the namespace was passivated meanwhile); the auditor answers here."""
+        host = host_of(message)
+        if host == Auditor.host:
+            return self._auditor.handle(message)
         namespace = self.namespace
-        result: R = self._on(
-            HOST[route(message)], lambda actor: actor.handle.remote(namespace, message)
-        )
-        return result
+        return self._on(cast(RoleName, host), lambda actor: actor.handle.remote(namespace, message))
 
     def _on(self, role: RoleName, call: Callable[[ActorHandle], Any]) -> Any:
         """Make one call on a role's actor and wait for it; when the actor was passivated,
@@ -551,8 +565,11 @@ class RayRuntime:
             self._handles = self._activate()
         raise RuntimeUnavailableError("unreachable")  # pragma: no cover
 
-    def start_pipeline(self) -> None:
-        self._pending.append(self._handles["sealer"].pipeline.remote(self.namespace, True))
+    def start(self, messages: Sequence[Message[Any]]) -> None:
+        """Nudge the actor of the first message; each passes the rest on (``run_chain``)."""
+        chain = tuple(messages)
+        first = self._handles[cast(RoleName, host_of(chain[0]))]
+        self._pending.append(first.run_chain.remote(self.namespace, chain))
 
     def drain(self, timeout: float | None = None) -> None:
         """Wait for background runs to the end of their chains; when one was cut short (an
@@ -576,36 +593,39 @@ class RayRuntime:
         if complete:
             return
         namespace = self.namespace
-        for role, _ in STAGES:
+        hosts = [cast(RoleName, host_of(stage)) for stage in pipeline.DERIVED]
+        for host, stage in zip(hosts, pipeline.DERIVED, strict=True):
             if deadline is None:
-                self._on(role, lambda actor: actor.pipeline.remote(namespace, False))
+                self._on(host, functools.partial(_run_alone, namespace, stage))
             else:
-                self._timed(role, max(0.0, deadline - time.monotonic()))
-        for role, _ in STAGES:
-            errors = self._on(role, lambda actor: actor.take_errors.remote(namespace))
+                self._timed(host, (stage,), max(0.0, deadline - time.monotonic()))
+        for host in hosts:
+            errors = self._on(host, lambda actor: actor.take_errors.remote(namespace))
             if errors:
                 raise errors[0]
 
-    def _timed(self, role: RoleName, timeout: float) -> None:
+    def _timed(self, role: RoleName, chain: tuple[Message[Any], ...], timeout: float) -> None:
         try:
-            ray.get(self._handles[role].pipeline.remote(self.namespace, False), timeout=timeout)
+            ray.get(self._handles[role].run_chain.remote(self.namespace, chain), timeout=timeout)
         except GetTimeoutError as exc:
             raise DrainTimeoutError(f"{role} still busy after the drain timeout") from exc
 
-    def positioned_digests(self) -> list[tuple[int, dict[str, str]]]:
+    def _live_digests(self) -> list[tuple[int, dict[str, str]]]:
+        """Each role actor's position and read-model digests."""
         namespace = self.namespace
         return [
             self._on(role, lambda actor: actor.positioned_digests.remote(namespace))
-            for role in ROLE_CLASSES
+            for role in ROLES
         ]
 
     def reload(self) -> None:
         """Every role actor drops its cached keys and folds the log again (the weights actor,
-        which erased, already did)."""
+        which erased, already did), and so do this process's keys (the auditor's)."""
         namespace = self.namespace
-        for role in ROLE_CLASSES:
-            if role != "weights":
+        for role in ROLES:
+            if role != WeightKeeper.name:
                 self._on(role, lambda actor: actor.rehydrate.remote(namespace))
+        keys_for(self.store, namespace).forget()
 
     def passivate(self) -> bool:
         """Passivate this namespace now (used by tests and operators)."""
@@ -618,12 +638,15 @@ class RayRuntime:
         """Wait for this handle's background runs; the actors stay for other users of the
         namespace until the directory passivates them (which snapshots them then: ``snapshot``
         is for runtimes that stop with the memory)."""
-        if self._pending:
-            with contextlib.suppress(RayActorError, RayTaskError, DrainTimeoutError):
-                self.drain()
-            self._pending = []
-        with contextlib.suppress(RayActorError):
-            ray.get(self._directory.release.remote(self.database, self.namespace))
+        try:
+            if self._pending:
+                with contextlib.suppress(RayActorError, RayTaskError, DrainTimeoutError):
+                    self.drain()
+                self._pending = []
+            with contextlib.suppress(RayActorError):
+                ray.get(self._directory.release.remote(self.database, self.namespace))
+        finally:
+            self.store.close()
 
 
 __all__ = [

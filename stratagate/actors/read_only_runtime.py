@@ -3,24 +3,27 @@
 Nothing is recovered, no settings are applied and no snapshot is written; the read models are
 hydrated only when a query first needs them (so ``verify``, ``history`` and ``state_at`` work
 even on a log too damaged to fold) and catch up with whatever a writer elsewhere appends. A
-message that would append — an ingest, a governance action, a search logging its batch —
-raises ``ReadOnlyError``.
+message for a writer role — an ingest, a governance action, a search logging its batch —
+raises ``ReadOnlyError``; the pipeline runs no follow-up that would append.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TypeVar
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
+from stratagate.actors import pipeline
+from stratagate.actors.auditor import Auditor
 from stratagate.actors.live import LiveState
 from stratagate.actors.reader import Reader
-from stratagate.actors.routing import Handles, route
+from stratagate.actors.registry import Handles, handler_of
 from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.errors import ReadOnlyError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
 from stratagate.read.view import MemoryView
-from stratagate.store import EventStore
+from stratagate.store.sql import open_event_store
 
 R = TypeVar("R")
 
@@ -29,12 +32,14 @@ class ReadOnlyRuntime:
     """Answers the read side of one namespace from the log; refuses everything that writes."""
 
     name = "read-only"
+    writes = False
 
-    def __init__(self, store: EventStore, namespace: str, options: MemoryOptions) -> None:
-        self.store = store
+    def __init__(self, database: str, namespace: str, options: MemoryOptions) -> None:
+        self.store = open_event_store(database, create=False, read_only=True)
         self.namespace = namespace
         self.options = options
         self._reader: Reader | None = None
+        self._auditor = Auditor(self.store, namespace, options, self._live_digests)
         self._lock = threading.RLock()
 
     @property
@@ -50,33 +55,37 @@ class ReadOnlyRuntime:
         return self._reader
 
     def send(self, message: Message[R]) -> R:
+        """Answer a query (by its flow, see ``stratagate.actors.pipeline``)."""
+        return pipeline.run(message, self)
+
+    def deliver(self, message: Message[Any]) -> Any:
         """Answer a query; a message for a writer role raises ``ReadOnlyError``."""
-        if route(message) != "reader":
-            raise ReadOnlyError(
-                f"{type(message).__name__} writes to the log, and this memory is open "
-                "read-only: nothing was written"
-            )
+        cls = handler_of(message)
         with self._lock:
-            return self._live_reader().handle(message)
+            if cls is Auditor:
+                return self._auditor.handle(message)
+            if cls is Reader:
+                return self._live_reader().handle(message)
+        raise ReadOnlyError(
+            f"{type(message).__name__} writes to the log, and this memory is open "
+            "read-only: nothing was written"
+        )
 
     def view(self) -> MemoryView:
         """The read models caught up with the log, as a view whose searches log nothing."""
         with self._lock:
             return self._live_reader().view
 
-    def start_pipeline(self) -> None:
-        raise ReadOnlyError("a read-only memory runs no pipeline")
+    def start(self, messages: Sequence[Message[Any]]) -> None:
+        raise ReadOnlyError("a read-only memory runs no background work")
 
     def drain(self, timeout: float | None = None) -> None:
         """Nothing runs in the background of a read-only memory."""
 
     def reload(self) -> None:
-        """Fold the log again with fresh keys (another process erased content meanwhile)."""
-        with self._lock:
-            if self._reader is not None:
-                self._reader.live.rehydrate()
+        raise ReadOnlyError("a read-only memory erases nothing")
 
-    def positioned_digests(self) -> list[tuple[int, dict[str, str]]]:
+    def _live_digests(self) -> list[tuple[int, dict[str, str]]]:
         """The hydrated models' position and digests (none until a query hydrated them)."""
         with self._lock:
             if self._reader is None:
@@ -86,8 +95,9 @@ class ReadOnlyRuntime:
             return [(live.state.position, live.state.digests())]
 
     def close(self, *, snapshot: bool) -> None:
-        """Nothing to release: no lease was taken, no snapshot is written."""
+        """No lease was taken and no snapshot is written: only the connection is released."""
         del snapshot
+        self.store.close()
 
 
 __all__ = ["ReadOnlyRuntime"]

@@ -12,9 +12,10 @@ from typing import Any
 from stratagate.actors.live import LiveState
 from stratagate.actors.role import MessageHandler, Taken, handles
 from stratagate.actors.weight_keeper import WeightKeeper
+from stratagate.audit import last_event_at
+from stratagate.core.filters import MAX_QUERY_CHARS, EventFilters
 from stratagate.formats.external_memory import ImportPlan, PlannedItem, candidate, item_hash
 from stratagate.messages import (
-    MAX_QUERY_CHARS,
     CurrentTurn,
     EventWeight,
     ExpandEvent,
@@ -63,7 +64,11 @@ from stratagate.results import (
 
 
 class Reader(MessageHandler):
-    """Query handler over one namespace's read models (every model)."""
+    """Query handler over one namespace's read models (every model), hosted beside the weight
+    keeper (same process, same state)."""
+
+    name = "reader"
+    host = "weights"
 
     def __init__(self, live: LiveState, weights: WeightKeeper) -> None:
         self.live = live
@@ -137,8 +142,10 @@ class Reader(MessageHandler):
         return self.view.has_ingestion_receipt(query.receipt_id)
 
     @handles(GetStats)
-    def stats(self, query: GetStats) -> NamespaceStats:
-        return self.view.stats(query.revision)
+    def stats(self, _: GetStats) -> NamespaceStats:
+        store, namespace = self.live.store, self.live.namespace
+        stats = self.view.stats(store.count(namespace))
+        return stats.model_copy(update={"last_event_at": last_event_at(store, namespace)})
 
     # -- searches (each logs its batch) -----------------------------------------------------
 
@@ -152,14 +159,14 @@ class Reader(MessageHandler):
     @handles(SearchEvents)
     def search_events(self, query: SearchEvents) -> HitList[EventHit]:
         """Ranked event hits; the batch (query, options, refs) is logged."""
-        hits = self.view.rank_events(query)
+        hits = self.view.rank_events(query.query, query.limit, query.filters)
         ids = [hit.id for hit in hits]
         return HitList(hits, self._log("events", query, ids, event_ids=ids))
 
     @handles(SearchElements)
     def search_elements(self, query: SearchElements) -> HitList[ElementHit]:
         """Fact-level element hits; refs are fact ids and element ids."""
-        hits = self.view.rank_elements(query)
+        hits = self.view.rank_elements(query.query, query.limit, query.filters)
         refs = [ref for hit in hits for ref in (hit.id, hit.element_id)]
         element_ids = [hit.element_id for hit in hits]
         return HitList(hits, self._log("elements", query, refs, element_ids=element_ids))
@@ -167,7 +174,7 @@ class Reader(MessageHandler):
     @handles(SearchRaw)
     def search_raw(self, query: SearchRaw) -> HitList[RawHit]:
         """Ranked source messages; refs are message ids and block ids."""
-        hits = self.view.rank_raw(query)
+        hits = self.view.rank_raw(query.query, query.limit, query.filters)
         refs = [ref for hit in hits for ref in (hit.id, hit.block_id) if ref is not None]
         return HitList(hits, self._log("raw", query, refs))
 
@@ -175,7 +182,14 @@ class Reader(MessageHandler):
     def recall(self, query: Recall) -> RecallContext:
         """Automatic activation; logged as a ``context`` batch, never reinforced."""
         view = self.view
-        context = recall(view, query)
+        context = recall(
+            view,
+            query.query,
+            thread_id=query.thread_id,
+            max_events=query.max_events,
+            max_elements=query.max_elements,
+            token_budget=query.token_budget,
+        )
         event_ids = [entry.id for entry in context.events]
         fact_ids = [entry.id for entry in context.elements]
         owners = view.state.elements.fact_owner
@@ -226,7 +240,7 @@ class Reader(MessageHandler):
             matches = [
                 hit.event
                 for hit in view.rank_events(
-                    SearchEvents(query=proposal.summary[:MAX_QUERY_CHARS], limit=query.top_k)
+                    proposal.summary[:MAX_QUERY_CHARS], query.top_k, EventFilters()
                 )
             ]
             items.append(

@@ -32,8 +32,14 @@ def handles(*message_types: type[Message[Any]]) -> Callable[[HandlerFn], Handler
 
 
 class MessageHandler:
-    """Base of anything that answers messages: dispatches ``handle`` by message type."""
+    """Base of anything that answers messages: dispatches ``handle`` by message type.
 
+    ``name`` names the handler in the registry; ``host`` is the actor it runs in under Ray (a
+    role's own, the weight keeper's for the reader) or ``"runtime"``: the runtime itself, in
+    the caller's process, from its own store connection."""
+
+    name: ClassVar[str]
+    host: ClassVar[str]
     _message_handlers: ClassVar[dict[type[Message[Any]], HandlerFn]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -1,21 +1,24 @@
-"""What a runtime is: something that delivers a message to the role that handles it.
+"""What a runtime is: something that answers a namespace's messages, applying the pipeline.
 
-``InlineRuntime`` hosts the roles in this process; ``RayRuntime`` hosts each as a Ray actor.
-The façade speaks only this protocol, so both runtimes answer the same calls the same way.
+``InlineRuntime`` hosts the roles in this process, ``RayRuntime`` each as a Ray actor,
+``ReadOnlyRuntime`` only the read side, for audits. The façade speaks only this protocol, so
+every runtime answers the same calls the same way; each is also the ``Runner`` the pipeline's
+flows use (``stratagate.actors.pipeline``).
 """
 
 from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
-from stratagate.actors.routing import Handles
+from stratagate.actors.pipeline import Runner
+from stratagate.actors.registry import Handles
 from stratagate.messages import Message
 
 R = TypeVar("R")
 
 
-class Runtime(Protocol):
-    """Hosts the roles of one namespace and delivers messages to them."""
+class Runtime(Runner, Protocol):
+    """Hosts the handlers of one namespace and answers messages."""
 
     name: str
 
@@ -25,27 +28,15 @@ class Runtime(Protocol):
         ...
 
     def send(self, message: Message[R]) -> R:
-        """Deliver one message to the role that handles it and return its answer."""
-        ...
-
-    def start_pipeline(self) -> None:
-        """Run seal → extract → project in the background."""
+        """Answer one message: by its flow, or by its handler alone."""
         ...
 
     def drain(self, timeout: float | None = None) -> None:
         """Wait for background work, then finish what is ready; re-raise a background error."""
         ...
 
-    def reload(self) -> None:
-        """Have every host drop its cached keys and fold the log again (after an erasure)."""
-        ...
-
-    def positioned_digests(self) -> list[tuple[int, dict[str, str]]]:
-        """Each live state's position and the digest of each of its read models."""
-        ...
-
     def close(self, *, snapshot: bool) -> None:
-        """Stop background work and (when asked) snapshot the read models."""
+        """Stop background work, (when asked) snapshot the read models, release the store."""
         ...
 
 

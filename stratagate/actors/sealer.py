@@ -51,6 +51,7 @@ class _SealFailure(Exception):
 class Sealer(Role):
     """The only writer of the ingest stream."""
 
+    name = host = "sealer"
     stream = INGEST
     components = ("blocks", "decay")
 

@@ -18,7 +18,6 @@ from typing import Literal
 from stratagate.actors.erasure import event_key_names, thread_key_names
 from stratagate.actors.role import Role, handles
 from stratagate.core.gate import normalize_assessment
-from stratagate.core.timeutil import format_utc
 from stratagate.errors import InvalidInputError, ReceiptConflictError, UnknownIdError
 from stratagate.events import (
     WEIGHTS,
@@ -43,17 +42,19 @@ from stratagate.messages import (
     EraseNamespace,
     EraseThread,
     Govern,
+    LogCheckpoint,
     RecordBatch,
     RecordUse,
-    SealCheckpoint,
 )
-from stratagate.models import RetrievalAssessment, UsageAudit, UsageReceipt
+from stratagate.models import EventCard, RetrievalAssessment, UsageAudit, UsageReceipt
 from stratagate.results import ErasureReport
+from stratagate.timeutil import format_utc
 
 
 class WeightKeeper(Role):
     """The only writer of the weights stream."""
 
+    name = host = "weights"
     stream = WEIGHTS
     components = ("blocks", "decay", "events", "weights", "jobs", "elements", "search")
     """Every read model: the reader it hosts answers every query from the same state."""
@@ -188,8 +189,9 @@ class WeightKeeper(Role):
     # -- governance -------------------------------------------------------------------------
 
     @handles(Govern)
-    def govern(self, command: Govern) -> bool:
-        """Pin, unpin, forget, restore or archive an event; returns False when already so."""
+    def govern(self, command: Govern) -> EventCard:
+        """Pin, unpin, forget, restore or archive an event (nothing is appended when it already
+        was so); answers the card as it now is."""
         self.refresh()
         action, event_id = command.action, command.event_id
         record = self.state.events.records.get(event_id)
@@ -206,17 +208,18 @@ class WeightKeeper(Role):
         }[action]
         if needed:
             self._append(event_type(event_id=event_id, at=self.options.now()))
-        return needed
+        return self.view.get_event(event_id)
 
-    @handles(SealCheckpoint)
-    def seal_checkpoint(self, command: SealCheckpoint) -> None:
-        """Log the sealed head an anchor recorded (``LogCheckpointed``)."""
+    @handles(LogCheckpoint)
+    def log_checkpoint(self, command: LogCheckpoint) -> None:
+        """Log the signed head an anchor recorded (``LogCheckpointed``; its stored field for
+        the signature is named ``seal``)."""
         self.refresh()
         self._append(
             LogCheckpointed(
                 position=command.position,
                 head_hash=command.head_hash,
-                seal=command.seal,
+                seal=command.signature,
                 at=self.options.now(),
             )
         )

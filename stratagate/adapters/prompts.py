@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from stratagate.adapters.openai_compat import Message
-from stratagate.core.timeutil import format_utc
 from stratagate.models import (
     ElementCard,
     ElementProjectionContext,
@@ -25,6 +24,7 @@ from stratagate.models import (
     RawMessage,
     TimelineEntry,
 )
+from stratagate.timeutil import format_utc
 
 _SHARED_RULES = """\
 Answer with exactly one JSON object and nothing else: no prose, no markdown fences, no comments.

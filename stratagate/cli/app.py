@@ -18,13 +18,17 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from stratagate import __version__
-from stratagate.errors import (
-    ChainVerificationError,
-    InvalidInputError,
-    ModelError,
-    StrataGateError,
-    UnknownIdError,
+from stratagate.cli.constants import (
+    DEFAULT_DATABASE,
+    DEFAULT_NAMESPACE,
+    ENV_DATABASE,
+    ENV_NAMESPACE,
+    ENV_TOKEN,
+    EXIT_CODES,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
 )
+from stratagate.errors import InvalidInputError, StrataGateError
 
 Handler = Callable[[argparse.Namespace], int]
 """What a subcommand runs: the parsed arguments in, the exit status out."""
@@ -56,23 +60,6 @@ else:
     run_serve = lazy_module("stratagate.cli.serve")
     run_ui = lazy_module("stratagate.cli.ui")
 
-EXIT_OK = 0
-EXIT_VERIFY_FAILED = 1
-EXIT_USAGE = 2
-EXIT_NOT_FOUND = 3
-EXIT_STORAGE = 4
-EXIT_MODEL = 5
-EXIT_INTERRUPTED = 130
-
-EXIT_CODES: tuple[tuple[type[StrataGateError], int], ...] = (
-    (ChainVerificationError, EXIT_VERIFY_FAILED),
-    (InvalidInputError, EXIT_USAGE),
-    (UnknownIdError, EXIT_NOT_FOUND),
-    (ModelError, EXIT_MODEL),
-    (StrataGateError, EXIT_STORAGE),
-)
-"""First match wins: every other ``StrataGateError`` (storage, conflicts, runtime) is 4."""
-
 EPILOG = """\
 exit status:
   0  ok
@@ -84,13 +71,6 @@ exit status:
 
 --database takes a SQLite file path or a SQLAlchemy URL (postgresql://user@host/db).
 """
-
-
-ENV_DATABASE = "STRATAGATE_DATABASE"
-ENV_NAMESPACE = "STRATAGATE_NAMESPACE"
-ENV_TOKEN = "STRATAGATE_TOKEN"
-DEFAULT_DATABASE = "stratagate.db"
-DEFAULT_NAMESPACE = "default"
 
 
 def non_negative(text: str) -> int:

@@ -20,11 +20,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from projections.replay import hydrate
-from projections.replay import replay as replay_until
-from stratagate.anchors import Anchor, parse_anchor
-from stratagate.audit import namespace_exists, take_anchor, verify_log
-from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
+from stratagate.cli.constants import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.formatting import json_text
 from stratagate.cli.ingest_job import FileResult, job_files, model_options, run_job
 from stratagate.cli.progress import Progress
@@ -40,18 +36,10 @@ from stratagate.cli.views import (
     stats_lines,
 )
 from stratagate.core.search_text import search_tokens
-from stratagate.core.timeutil import utc_now
 from stratagate.errors import InvalidInputError, ReadOnlyError, UnknownIdError, WriterBusyError
-from stratagate.events import EVENT_TYPES
-from stratagate.memory import (
-    MAX_POSITION,
-    StrataGate,
-    last_event_at,
-    read_history,
-)
-from stratagate.read.view import MemoryView
-from stratagate.results import VerifyReport
-from stratagate.store.sql import SqlEventStore, open_event_store
+from stratagate.memory import StrataGate
+from stratagate.messages import MAX_POSITION
+from stratagate.results import LogSummary
 
 
 class NothingThereError(UnknownIdError):
@@ -88,19 +76,28 @@ def require_database(database: str) -> None:
         raise NothingThereError(f"no database at {database} (nothing has been ingested there)")
 
 
-def log_head(database: str, namespace: str) -> int:
-    """The log's last global position; ``NothingThereError`` unless the namespace exists.
+def log_summary(database: str, namespace: str) -> LogSummary:
+    """What the log holds of an existing namespace; ``NothingThereError`` unless it exists.
 
     The error names no other namespace: in a shared database those are other tenants' names.
     """
+    with read_only_memory(database, namespace) as memory:
+        return memory.log_summary()
+
+
+@contextmanager
+def read_only_memory(database: str, namespace: str) -> Iterator[StrataGate]:
+    """The namespace opened read-only, for the commands that only read: they take no writer
+    lease, so they neither wait for an ingest nor keep one from starting (a view is the inline
+    memory's last snapshot plus the log after it); ``NothingThereError`` unless it exists."""
     require_database(database)
-    with open_event_store(database, read_only=True) as store:
-        if not namespace_exists(store, namespace):
+    with StrataGate.open(database, namespace, read_only=True) as memory:
+        if not memory.log_summary().present:
             raise NothingThereError(
                 f"unknown namespace {namespace!r} in {database} "
                 "(`stratagate namespaces` lists the namespaces there)"
             )
-        return store.global_head()
+        yield memory
 
 
 @contextmanager
@@ -109,7 +106,7 @@ def existing_memory(args: argparse.Namespace) -> Iterator[StrataGate]:
     logs its batch, ``expand block`` its lift): they take the namespace's writer lease, so they
     wait until no other memory or process (an ingest) has it open. Nobody's running jobs are
     recovered."""
-    log_head(args.database, args.namespace)
+    log_summary(args.database, args.namespace)
     try:
         memory = StrataGate.open(args.database, args.namespace, recover_on_open=False)
     except WriterBusyError as exc:
@@ -120,21 +117,6 @@ def existing_memory(args: argparse.Namespace) -> Iterator[StrataGate]:
         ) from exc
     with memory:
         yield memory
-
-
-@contextmanager
-def log_view(args: argparse.Namespace) -> Iterator[tuple[SqlEventStore, MemoryView]]:
-    """The log of an existing namespace and a view of it as of its last event, for the commands
-    that only read: they take no writer lease, so they neither wait for an ingest nor keep one
-    from starting (the view is the inline memory's last snapshot plus the log after it)."""
-    log_head(args.database, args.namespace)
-    with open_event_store(args.database, read_only=True) as store:
-        state, _ = hydrate(store, args.namespace, INLINE_SNAPSHOT)
-        yield store, MemoryView(state)
-
-
-INLINE_SNAPSHOT = "inline"
-"""The snapshot the inline runtime keeps of a namespace (where a view starts replaying)."""
 
 
 # -- ingest ----------------------------------------------------------------------------------
@@ -271,12 +253,12 @@ def expand(args: argparse.Namespace) -> int:
             raise ReadOnlyError("expand block appends the lift to the log: drop --read-only")
         with existing_memory(args) as memory:
             return _expand_block(memory, args)
-    with log_view(args) as (_, view):
+    with read_only_memory(args.database, args.namespace) as memory:
         if args.kind == "event":
-            expanded = view.expand_event(args.id)
+            expanded = memory.expand_event(args.id)
             _show(args, expanded, expanded_event_lines(expanded))
             return EXIT_OK
-        card = view.expand_element(args.id, args.at)
+        card = memory.expand_element(args.id, args.at)
     _show(args, card, element_lines(card, as_of=args.at))
     return EXIT_OK
 
@@ -300,19 +282,10 @@ def _expand_block(memory: StrataGate, args: argparse.Namespace) -> int:
 
 def history(args: argparse.Namespace) -> int:
     """The namespace's log after a position, optionally of one event type."""
-    if args.type is not None and args.type not in EVENT_TYPES:
-        raise InvalidInputError(
-            f"unknown event type {args.type!r}; the types are {', '.join(sorted(EVENT_TYPES))}"
-        )
     if args.since > MAX_POSITION:
         raise InvalidInputError(f"--since must be at most {MAX_POSITION}, got {args.since}")
-    log_head(args.database, args.namespace)
-    with open_event_store(args.database, read_only=True) as store:
-        records = read_history(store, args.namespace, args.since)
-    if args.type is not None:
-        records = [r for r in records if r.type == args.type]
-    if args.limit is not None:
-        records = records[: args.limit]
+    with read_only_memory(args.database, args.namespace) as memory:
+        records = memory.history(args.since, limit=args.limit, type=args.type)
     if args.json:
         emit_json(records)
     elif records:
@@ -325,12 +298,14 @@ def history(args: argparse.Namespace) -> int:
 def verify(args: argparse.Namespace) -> int:
     """The hash chain (and the anchor, when given) and a full replay against every stored
     snapshot; 1 when anything fails."""
-    anchor = None if args.anchor is None else parse_anchor(_read_text(args.anchor, "anchor"))
+    anchor = None if args.anchor is None else _read_text(args.anchor, "anchor")
     if anchor is None:
-        log_head(args.database, args.namespace)
+        with read_only_memory(args.database, args.namespace) as memory:
+            report = memory.verify()
     else:
         require_database(args.database)  # an emptied namespace must still fail its anchor
-    report = _verify_report(args.database, args.namespace, anchor)
+        with StrataGate.open(args.database, args.namespace, read_only=True) as memory:
+            report = memory.verify(anchor)
     if args.json:
         emit_json(report)
     elif report.ok:
@@ -342,14 +317,6 @@ def verify(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_VERIFY_FAILED
 
 
-def _verify_report(database: str, namespace: str, anchor: Anchor | None) -> VerifyReport:
-    """What ``StrataGate.verify()`` checks, read-only: the hash chain and heads record, the
-    anchor, then a full replay compared with every stored snapshot (what a memory would open
-    with). Damage is reported, never raised."""
-    with open_event_store(database, read_only=True) as store:
-        return verify_log(store, namespace, anchor=anchor)
-
-
 def _read_text(path: str, what: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
@@ -359,9 +326,8 @@ def _read_text(path: str, what: str) -> str:
 
 def checkpoint(args: argparse.Namespace) -> int:
     """An anchor of the namespace's head, to stdout or a file (read-only: nothing appended)."""
-    log_head(args.database, args.namespace)
-    with open_event_store(args.database, read_only=True) as store:
-        anchor = take_anchor(store, args.namespace, utc_now())
+    with read_only_memory(args.database, args.namespace) as memory:
+        anchor = memory.checkpoint()
     text = anchor.model_dump_json()
     if args.output is None:
         print(text)
@@ -379,14 +345,14 @@ def checkpoint(args: argparse.Namespace) -> int:
 
 def replay(args: argparse.Namespace) -> int:
     """What the memory knew as of a global position."""
-    head = log_head(args.database, args.namespace)
-    if args.until > head:
-        raise InvalidInputError(f"position {args.until} is past the end of the log ({head})")
-    with open_event_store(args.database, read_only=True) as store:
-        revision = sum(1 for r in read_history(store, args.namespace) if r.position <= args.until)
-        view = MemoryView(replay_until(store, args.namespace, until=args.until))
+    with read_only_memory(args.database, args.namespace) as memory:
+        head = memory.log_summary().log_position
+        if args.until > head:
+            raise InvalidInputError(f"position {args.until} is past the end of the log ({head})")
+        revision = sum(1 for r in memory.history() if r.position <= args.until)
+        view = memory.state_at(args.until)
     stats = view.stats(revision)
-    blocks, events, elements = view.blocks(), view.events(), view.elements()
+    blocks, events, elements = view.list_blocks(), view.list_events(), view.list_elements()
     if args.json:
         emit_json(
             {"position": args.until, "stats": stats, "blocks": blocks, "events": events,
@@ -416,10 +382,8 @@ def replay(args: argparse.Namespace) -> int:
 
 def stats(args: argparse.Namespace) -> int:
     """Counts of everything in the namespace (what ``StrataGate.stats()`` returns)."""
-    with log_view(args) as (store, view):
-        counts = view.stats(store.count(args.namespace)).model_copy(
-            update={"last_event_at": last_event_at(store, args.namespace)}
-        )
+    with read_only_memory(args.database, args.namespace) as memory:
+        counts = memory.stats()
     _show(args, counts, stats_lines(counts))
     return EXIT_OK
 
@@ -427,8 +391,10 @@ def stats(args: argparse.Namespace) -> int:
 def namespaces(args: argparse.Namespace) -> int:
     """Every namespace in the database with its revision."""
     require_database(args.database)
-    with open_event_store(args.database, read_only=True) as store:
-        found = [(name, store.count(name), store.head(name)) for name in store.namespaces()]
+    found = [
+        (summary.namespace, summary.revision, summary.last_position)
+        for summary in StrataGate.list_namespaces(args.database)
+    ]
     if args.json:
         emit_json(
             [{"namespace": n, "revision": count, "last_position": head} for n, count, head in found]
@@ -453,8 +419,9 @@ __all__ = [
     "expand",
     "history",
     "ingest",
-    "log_head",
+    "log_summary",
     "namespaces",
+    "read_only_memory",
     "replay",
     "require_database",
     "search",

@@ -11,8 +11,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from stratagate.cli.app import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.commands import emit
+from stratagate.cli.constants import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.ingest_job import IngestReport, ingest_turns, model_options
 from stratagate.cli.progress import Progress
 from stratagate.cli.render import WIDTH, clip

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import argparse
 
-from stratagate.cli.commands import emit, emit_json, existing_memory, log_head, namespaces
-from stratagate.core.timeutil import format_utc, utc_now
+from stratagate.cli.commands import emit, emit_json, existing_memory, log_summary, namespaces
+from stratagate.cli.constants import EXIT_OK
 from stratagate.errors import InvalidInputError
+from stratagate.memory import StrataGate
 from stratagate.results import ErasureReport
-from stratagate.store.sql import open_event_store
-
-EXIT_OK = 0
 
 
 def confirm(args: argparse.Namespace, what: str) -> None:
@@ -64,28 +62,23 @@ def namespaces_command(args: argparse.Namespace) -> int:
         raise InvalidInputError("namespaces drop needs the namespace to drop")
     confirm(args, f"dropping namespace {args.target!r}")
     args.namespace = args.target
-    log_head(args.database, args.target)
+    log_summary(args.database, args.target)
     with existing_memory(args) as memory:
         report = memory.erase_namespace(reason=args.reason)
     purged = None
     if args.purge_rows:
-        with open_event_store(args.database, create=False) as store:
-            purged = store.purge_namespace(
-                args.target, reason=args.reason, at=format_utc(utc_now())
-            )
+        purged = StrataGate.purge_namespace(args.database, args.target, reason=args.reason)
     if args.json:
         emit_json(
             {
                 "erasure": report.model_dump(mode="json"),
-                "purged_rows": None if purged is None else purged.rows,
+                "purged_rows": purged,
             }
         )
     else:
         show(args, report)
         if purged is not None:
-            emit(
-                [f"purged {purged.rows} rows of {args.target!r} (audit kept in stratagate_purges)"]
-            )
+            emit([f"purged {purged} rows of {args.target!r} (audit kept in stratagate_purges)"])
     return EXIT_OK
 
 

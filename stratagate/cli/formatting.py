@@ -11,8 +11,8 @@ import orjson
 from pydantic import BaseModel
 
 from stratagate.cli.render import clip
-from stratagate.core.timeutil import parse_datetime
 from stratagate.models import ElementFact, EventTemporal
+from stratagate.timeutil import parse_datetime
 
 NONE = "—"
 _GIST_IDS = ("block_id", "event_id", "element_id", "job_id", "batch_id", "receipt_id")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stratagate.cli.app import DEFAULT_NAMESPACE
+from stratagate.cli.constants import DEFAULT_NAMESPACE
 from stratagate.cli.progress import Progress
 from stratagate.errors import InvalidInputError, ModelError, ReceiptConflictError
 from stratagate.formats.turn_files import FileTurn, TurnFileError, read_turn_file
@@ -268,10 +268,6 @@ def run_job(
     then the failure is raised (everything appended stays in; a rerun resumes). Ctrl-C does
     the same.
     """
-    if options.get("runtime") == "ray":  # once, here: workers racing to start Ray start two
-        from stratagate.actors.ray_runtime import ensure_ray
-
-        ensure_ray(options.get("ray_address"))
     by_namespace: dict[str, list[JobFile]] = {}
     for file in files:
         by_namespace.setdefault(file.namespace, []).append(file)

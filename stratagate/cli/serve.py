@@ -12,7 +12,7 @@ import signal
 import sys
 from typing import Any
 
-from stratagate.cli.app import ENV_TOKEN, EXIT_OK
+from stratagate.cli.constants import ENV_TOKEN, EXIT_OK
 from stratagate.cli.ingest_job import model_options
 from stratagate.errors import InvalidInputError, StrataGateError
 

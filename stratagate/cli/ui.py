@@ -10,8 +10,8 @@ import argparse
 import os
 import sys
 
-from stratagate.cli.app import ENV_TOKEN, EXIT_OK
-from stratagate.cli.commands import NothingThereError, log_head, require_database
+from stratagate.cli.commands import NothingThereError, log_summary, require_database
+from stratagate.cli.constants import ENV_TOKEN, EXIT_OK
 from stratagate.cli.serve import MissingExtraError, stop_on_sigterm
 
 
@@ -32,7 +32,7 @@ def ui(args: argparse.Namespace) -> int:
     require_database(args.database)
     names = [check_namespace(n) for n in args.namespaces] if args.namespaces else None
     for name in names or []:
-        log_head(args.database, name)  # an unknown namespace is an error now, not a 404 later
+        log_summary(args.database, name)  # an unknown namespace is an error now, not a 404 later
     catalog = Catalog(args.database, names)
     if not catalog.run(lambda c: c.names()):
         catalog.close()

@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import Field
 
-from stratagate.core.timeutil import parse_datetime
 from stratagate.models import (
     ElementCard,
     ElementFact,
@@ -27,6 +26,7 @@ from stratagate.models import (
     Model,
     UtcDatetime,
 )
+from stratagate.timeutil import parse_datetime
 
 _EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$", re.UNICODE)
 

@@ -12,9 +12,9 @@ from collections.abc import Callable, Container, Sequence
 from datetime import datetime
 
 from stratagate.core.memory_weight import criticality_floor
-from stratagate.core.timeutil import format_utc
 from stratagate.errors import InvalidInputError
 from stratagate.models import EventCard, EventCardInput, EventTemporal, MemoryWeight, RawMessage
+from stratagate.timeutil import format_utc
 
 
 def cited_messages(

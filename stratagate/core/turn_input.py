@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from stratagate.core.timeutil import parse_datetime
 from stratagate.errors import InvalidInputError
 from stratagate.models import RawMessage, ToolTrace, parse_input
+from stratagate.timeutil import parse_datetime
 
 SIDE_ROLES = {"user": ("user", "system"), "assistant": ("assistant", "tool")}
 IMPORT_THREAD_PREFIX = "import:"

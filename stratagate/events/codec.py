@@ -16,10 +16,16 @@ from pydantic import ValidationError
 
 from stratagate.errors import StorageError
 from stratagate.events.domain import EVENT_TYPES, DomainEvent, Recorded
+from stratagate.events.encryption import (
+    encrypt_content,
+    is_encrypted,
+    open_content,
+    open_content_text,
+)
 from stratagate.store.records import NewEvent, StoredEvent
 
 if TYPE_CHECKING:
-    from stratagate.events.keyring import NamespaceKeys
+    from stratagate.store.keys import NamespaceKeys
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 """Turns a payload of schema version v into one of version v + 1."""
@@ -53,11 +59,13 @@ def encode(event: DomainEvent, event_id: str) -> NewEvent:
 def encode_all(
     events: Sequence[DomainEvent], event_ids: Sequence[str], keys: NamespaceKeys | None
 ) -> list[NewEvent]:
-    """The rows to append for ``events``, content fields sealed with ``keys`` (when given)
-    before the payload text is made, so the hash chain covers the ciphertext."""
+    """The rows to append for ``events``, content fields encrypted with ``keys`` (when
+    given) before the payload text is made, so the hash chain covers the ciphertext."""
     dumps = [event.model_dump(mode="json") for event in events]
     if keys is not None:
-        keys.seal_all((event.type, data) for event, data in zip(events, dumps, strict=True))
+        encrypt_content(
+            keys, ((event.type, data) for event, data in zip(events, dumps, strict=True))
+        )
     return [
         NewEvent(
             event_id=event_id,
@@ -69,20 +77,15 @@ def encode_all(
     ]
 
 
-def sealed(payload: str | bytes) -> bool:
-    """Whether a payload text holds encrypted content."""
-    return ('"$sealed"' in payload) if isinstance(payload, str) else (b'"$sealed"' in payload)
-
-
 def open_data(event_type: str, payload: str | bytes, keys: NamespaceKeys | None) -> dict[str, Any]:
     """A payload as JSON data with its content decrypted (erased content redacted)."""
-    if keys is not None and sealed(payload):
-        text = keys.open_text(payload) if isinstance(payload, str) else None
+    if keys is not None and is_encrypted(payload):
+        text = open_content_text(keys, payload) if isinstance(payload, str) else None
         if text is not None:
             opened: dict[str, Any] = orjson.loads(text)
             return opened
         data: dict[str, Any] = orjson.loads(payload)
-        keys.open(event_type, data)
+        open_content(keys, event_type, data)
         return data
     plain: dict[str, Any] = orjson.loads(payload)
     return plain
@@ -103,11 +106,11 @@ def decode_payload(
             f"{event_type} v{schema_version} is newer than this code (v{cls.schema_version})"
         )
     try:
-        if keys is not None and sealed(payload) and isinstance(payload, str):
-            opened = keys.open_text(payload)  # every key alive: the text with values in place
+        if keys is not None and is_encrypted(payload) and isinstance(payload, str):
+            opened = open_content_text(keys, payload)  # every key alive: values in place
             if opened is not None:
                 payload = opened
-        if schema_version == cls.schema_version and not sealed(payload):
+        if schema_version == cls.schema_version and not is_encrypted(payload):
             return cls.model_validate_json(payload)  # the common case: one pass of pydantic
         data = open_data(event_type, payload, keys)
     except ValidationError as exc:
@@ -153,6 +156,5 @@ __all__ = [
     "encode",
     "encode_all",
     "open_data",
-    "sealed",
     "upcaster",
 ]

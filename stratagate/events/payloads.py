@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from stratagate.core.timeutil import ensure_utc
+from stratagate.timeutil import ensure_utc
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -28,7 +28,6 @@ from typing import Any, Literal
 import orjson
 from pydantic import Field, field_validator
 
-from stratagate.core.timeutil import partial_bounds
 from stratagate.errors import InvalidInputError
 from stratagate.models import (
     Criticality,
@@ -40,6 +39,7 @@ from stratagate.models import (
     RawMessage,
     parse_input,
 )
+from stratagate.timeutil import partial_bounds
 
 FORMAT = "stratagate.external-memory.v2"
 MAX_ITEMS = 5000

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from stratagate.core.search_text import stem
-from stratagate.core.timeutil import format_utc, partial_bounds
 from stratagate.models import (
     Criticality,
     EventCardInput,
@@ -54,6 +53,7 @@ from stratagate.offline.text import (
     truncate,
     words,
 )
+from stratagate.timeutil import format_utc, partial_bounds
 
 EVENT_TYPES: dict[Kind, str] = {
     "cancellation": "plan",

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Literal
 
-from stratagate.core.timeutil import ensure_utc
+from stratagate.timeutil import ensure_utc
 
 Tense = Literal["past", "future"]
 Granularity = Literal["day", "month", "year"]

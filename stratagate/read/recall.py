@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from stratagate.core.filters import MAX_LIMIT
 from stratagate.core.memory_weight import SUPERSEDED_CAP, memory_weight
 from stratagate.core.tokens import estimate_tokens
-from stratagate.messages import MAX_LIMIT, Recall
 from stratagate.models import ElementFact, EventCard
 from stratagate.read.view import MemoryView
 from stratagate.results import BlockContextEntry, ElementHit, EventHit, RecallContext, RecallEntry
@@ -246,11 +246,16 @@ def fact_candidates(view: MemoryView, hits: Sequence[ElementHit]) -> list[Recall
     return rank_candidates(list(entries.values()), replaced_by)
 
 
-def recall(view: MemoryView, request: Recall) -> RecallContext:
+def recall(
+    view: MemoryView,
+    query: str,
+    *,
+    thread_id: str | None,
+    max_events: int,
+    max_elements: int,
+    token_budget: int,
+) -> RecallContext:
     """Pick and pack the context (``batch_id`` is filled in by whoever logs the batch)."""
-    query, thread_id = request.query, request.thread_id
-    max_events, max_elements = request.max_events, request.max_elements
-    token_budget = request.token_budget
     event_hits: list[EventHit] = []
     fact_hits: list[ElementHit] = []
     if query.strip():

@@ -12,11 +12,17 @@ from datetime import datetime
 
 from projections.blocks import BlockRecord, thread_key
 from projections.state import NamespaceState
+from stratagate.core.filters import (
+    ElementFilters,
+    EventFilters,
+    RawFilters,
+    checked,
+    hit_limit,
+    query_text,
+)
 from stratagate.core.layers import readable_transcript, render_raw
 from stratagate.core.memory_weight import memory_weight
-from stratagate.core.timeutil import parse_datetime
 from stratagate.errors import InvalidInputError, UnknownIdError
-from stratagate.messages import SearchElements, SearchEvents, SearchRaw
 from stratagate.models import (
     ElementCard,
     ElementProjectionJob,
@@ -36,6 +42,7 @@ from stratagate.results import (
     NamespaceStats,
     RawHit,
 )
+from stratagate.timeutil import parse_datetime
 
 LEVEL_LABELS = {
     0: "L0 title",
@@ -286,43 +293,32 @@ class MemoryView:
         happened_to: datetime | str | None = None,
     ) -> list[EventHit]:
         """Ranked event hits (as ``StrataGate.search_events``, with no batch logged)."""
-        return self.rank_events(
-            SearchEvents(
-                query=query,
-                limit=limit,
-                temporal_intent=temporal_intent,
-                participants=participants,
-                event_type=event_type,
-                happened_from=happened_from,
-                happened_to=happened_to,
-            )
+        filters = EventFilters(
+            temporal_intent=temporal_intent,
+            participants=participants,
+            event_type=event_type,
+            happened_from=happened_from,
+            happened_to=happened_to,
         )
+        return self.rank_events(checked(query_text, query), checked(hit_limit, limit), filters)
 
     def search_elements(
         self, query: str, *, limit: int = 8, name: str | None = None, type: str | None = None
     ) -> list[ElementHit]:
         """Ranked fact-level element hits (as ``StrataGate.search_elements``, not logged)."""
-        return self.rank_elements(SearchElements(query=query, limit=limit, name=name, type=type))
+        filters = ElementFilters(name=name, type=type)
+        return self.rank_elements(checked(query_text, query), checked(hit_limit, limit), filters)
 
     def search_raw_memory(
         self, query: str, *, limit: int = 6, thread_id: str | None = None
     ) -> list[RawHit]:
         """Ranked source messages (as ``StrataGate.search_raw_memory``, not logged)."""
-        return self.rank_raw(SearchRaw(query=query, limit=limit, thread_id=thread_id))
+        filters = RawFilters(thread_id=thread_id)
+        return self.rank_raw(checked(query_text, query), checked(hit_limit, limit), filters)
 
-    def rank_events(self, query: SearchEvents) -> list[EventHit]:
-        try:
-            ranked = self.state.search.search_events(
-                query.query,
-                limit=query.limit,
-                temporal_intent=query.temporal_intent,
-                participants=query.participants,
-                event_type=query.event_type,
-                happened_from=query.happened_from,
-                happened_to=query.happened_to,
-            )
-        except ValueError as exc:
-            raise InvalidInputError(str(exc)) from exc
+    def rank_events(self, query: str, limit: int, filters: EventFilters) -> list[EventHit]:
+        """Ranked event hits of a validated search."""
+        ranked = self.state.search.search_events(query, limit=limit, filters=filters)
         hits = []
         for event_id, score in ranked:
             card = self.get_event(event_id)
@@ -330,10 +326,9 @@ class MemoryView:
             hits.append(EventHit(id=event_id, event=card, score=score, weight=weight))
         return hits
 
-    def rank_elements(self, query: SearchElements) -> list[ElementHit]:
-        ranked = self.state.search.search_facts(
-            query.query, limit=query.limit, name=query.name, type_=query.type
-        )
+    def rank_elements(self, query: str, limit: int, filters: ElementFilters) -> list[ElementHit]:
+        """Ranked fact-level hits of a validated search."""
+        ranked = self.state.search.search_facts(query, limit=limit, filters=filters)
         hits = []
         for fact_id, score in ranked:
             element, fact = self.state.elements.fact(fact_id)
@@ -349,10 +344,9 @@ class MemoryView:
             )
         return hits
 
-    def rank_raw(self, query: SearchRaw) -> list[RawHit]:
-        ranked = self.state.search.search_raw(
-            query.query, limit=query.limit, thread_id=query.thread_id
-        )
+    def rank_raw(self, query: str, limit: int, filters: RawFilters) -> list[RawHit]:
+        """Ranked source messages of a validated search."""
+        ranked = self.state.search.search_raw(query, limit=limit, filters=filters)
         return [self._raw_hit(message_id, score) for message_id, score in ranked]
 
     def _raw_hit(self, message_id: str, score: float) -> RawHit:

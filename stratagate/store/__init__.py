@@ -1,9 +1,11 @@
 """The durable event store: one table of hash-chained rows, behind a small protocol.
 
-``records`` is the contract (rows in, rows out, the ``EventStore`` protocol), ``chain`` the
+``records`` is the contract (rows in, rows out, and one protocol per capability: ``EventLog``,
+``LeaseStore``, ``SnapshotStore``, ``KeyStore``, ``PurgeStore``; ``EventStore`` is all of
+them), ``keys`` the data keys of encrypted content, ``engines`` the connections, ``chain`` the
 per-namespace hash chain, ``leases`` the writer leases and their epochs, ``schema`` the tables,
 ``statements`` the hot-path SQL, ``sql`` the SQLAlchemy implementation for SQLite and
-PostgreSQL, ``memory`` the plain-Python implementation for ephemeral memories. Nothing here
+PostgreSQL, ``in_process`` the plain-Python implementation for ephemeral memories. Nothing here
 knows a domain event type.
 """
 
@@ -15,10 +17,15 @@ from stratagate.store.leases import Holder, Lease
 from stratagate.store.records import (
     GENESIS_HASH,
     DataKey,
+    EventLog,
     EventStore,
+    KeyStore,
+    LeaseStore,
     NewEvent,
     PurgeRecord,
+    PurgeStore,
     Snapshot,
+    SnapshotStore,
     StoredEvent,
 )
 
@@ -27,9 +34,9 @@ def open_store(database: str | os.PathLike[str]) -> EventStore:
     """The store ``database`` names: ``memory://`` is a plain-Python store of this process,
     anything else a SQL store (``stratagate.store.sql.open_event_store``)."""
     if isinstance(database, str) and database == "memory://":
-        from stratagate.store.memory import MemoryEventStore
+        from stratagate.store.in_process import InProcessEventStore
 
-        return MemoryEventStore()
+        return InProcessEventStore()
     from stratagate.store.sql import open_event_store
 
     return open_event_store(database)
@@ -38,12 +45,17 @@ def open_store(database: str | os.PathLike[str]) -> EventStore:
 __all__ = [
     "GENESIS_HASH",
     "DataKey",
+    "EventLog",
     "EventStore",
     "Holder",
+    "KeyStore",
     "Lease",
+    "LeaseStore",
     "NewEvent",
     "PurgeRecord",
+    "PurgeStore",
     "Snapshot",
+    "SnapshotStore",
     "StoredEvent",
     "open_store",
 ]

@@ -1,4 +1,5 @@
-"""The storage contract of the log: rows going in, rows coming out, and the store protocol.
+"""The storage contract of the log: rows going in, rows coming out, and the store's
+capabilities — the log, leases, snapshots, keys, purges — one protocol each.
 
 The store knows nothing of domain events: it stores canonical JSON text it is given, chains it
 per namespace, and hands it back in position order. Decoding into typed domain events happens
@@ -96,8 +97,8 @@ class LogFault:
 
 
 @runtime_checkable
-class EventStore(Protocol):
-    """The log: atomic appends with optimistic concurrency, ordered reads, a hash chain."""
+class EventLog(Protocol):
+    """The log itself: atomic appends with optimistic concurrency, ordered reads, the chain."""
 
     url: str
 
@@ -121,19 +122,6 @@ class EventStore(Protocol):
         lease's epoch is current (else ``FencedWriterError``). ``durable=False`` may return
         before the commit reaches the disk; the next durable commit makes it durable.
         """
-        ...
-
-    def acquire_lease(self, namespace: str, holder: Holder, *, ttl_s: float = ...) -> Lease:
-        """Become the namespace's writer with a new epoch (``WriterBusyError`` if a live
-        holder of another process keeps it)."""
-        ...
-
-    def renew_lease(self, lease: Lease) -> None:
-        """Keep ``lease`` alive (``FencedWriterError`` when it was taken over)."""
-        ...
-
-    def release_lease(self, lease: Lease) -> None:
-        """Give ``lease`` up."""
         ...
 
     def read(self, namespace: str, after: int = 0, limit: int | None = None) -> list[StoredEvent]:
@@ -178,6 +166,33 @@ class EventStore(Protocol):
         (one row read: what every open and append checks before extending the log)."""
         ...
 
+    def close(self) -> None:
+        """Release connections; the store is unusable afterwards."""
+        ...
+
+
+@runtime_checkable
+class LeaseStore(Protocol):
+    """Writer leases and their epochs (``stratagate.store.leases``)."""
+
+    def acquire_lease(self, namespace: str, holder: Holder, *, ttl_s: float = ...) -> Lease:
+        """Become the namespace's writer with a new epoch (``WriterBusyError`` if a live
+        holder of another process keeps it)."""
+        ...
+
+    def renew_lease(self, lease: Lease) -> None:
+        """Keep ``lease`` alive (``FencedWriterError`` when it was taken over)."""
+        ...
+
+    def release_lease(self, lease: Lease) -> None:
+        """Give ``lease`` up."""
+        ...
+
+
+@runtime_checkable
+class SnapshotStore(Protocol):
+    """Disposable read-model checkpoints, one per (namespace, key)."""
+
     def save_snapshot(self, snapshot: Snapshot) -> None:
         """Store (replace) the snapshot of ``(namespace, key)``."""
         ...
@@ -185,6 +200,11 @@ class EventStore(Protocol):
     def load_snapshot(self, namespace: str, key: str) -> Snapshot | None:
         """The stored snapshot of ``(namespace, key)``, or ``None``."""
         ...
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """Data keys, kept outside the chained rows, and their destruction (erasure)."""
 
     def put_keys(self, keys: Sequence[DataKey]) -> None:
         """Store new data keys; a key id already stored is left as it is. Commits without
@@ -201,6 +221,11 @@ class EventStore(Protocol):
         is checkpointed and truncated); returns how many keys were destroyed."""
         ...
 
+
+@runtime_checkable
+class PurgeStore(Protocol):
+    """Physical removal of a whole namespace, with the audit row it leaves."""
+
     def purge_namespace(self, namespace: str, *, reason: str, at: str) -> PurgeRecord:
         """Delete every row of ``namespace`` (log, head, lease, snapshots, keys) and keep one
         audit record of it in ``stratagate_purges``."""
@@ -210,18 +235,25 @@ class EventStore(Protocol):
         """The audit records of purged namespaces, oldest first."""
         ...
 
-    def close(self) -> None:
-        """Release connections; the store is unusable afterwards."""
-        ...
+
+@runtime_checkable
+class EventStore(EventLog, LeaseStore, SnapshotStore, KeyStore, PurgeStore, Protocol):
+    """Every capability of a store: what the SQL and the in-process stores implement. Code
+    that needs one capability asks for that protocol alone."""
 
 
 __all__ = [
     "GENESIS_HASH",
     "DataKey",
+    "EventLog",
     "EventStore",
+    "KeyStore",
+    "LeaseStore",
     "LogFault",
     "NewEvent",
     "PurgeRecord",
+    "PurgeStore",
     "Snapshot",
+    "SnapshotStore",
     "StoredEvent",
 ]

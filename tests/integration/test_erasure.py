@@ -13,7 +13,7 @@ from projections.replay import replay
 from stratagate import StrataGate
 from stratagate.errors import MasterKeyError, UnknownIdError
 from stratagate.events.content_fields import ERASED
-from stratagate.events.keyring import MASTER_KEY_ENV, new_master_key
+from stratagate.store.keys import MASTER_KEY_ENV, new_master_key
 from tests.support.fakes import KeywordExtractor, TitleSummarizer, UsesProjector
 
 SECRET = "zebrafishdb"
@@ -117,7 +117,7 @@ def test_a_destroyed_key_leaves_no_copy_in_the_file_or_its_wal(tmp_path: Path) -
         fill(memory)
         materials = [
             key.material
-            for key in memory._store.load_keys("keys")
+            for key in memory._runtime.store.load_keys("keys")
             if key.key_id.startswith("thread:secret@")
         ]
         assert materials and all(materials)
@@ -132,8 +132,8 @@ def test_a_fresh_replay_equals_the_live_state_after_erasure(tmp_path: Path) -> N
     with StrataGate.open(tmp_path / "m.db", "replay", **options()) as memory:
         fill(memory)
         memory.erase_thread("secret", reason="request 42")
-        live = memory._runtime.positioned_digests()[0][1]
-        rebuilt = replay(memory._store, "replay").digests()
+        live = memory._runtime.live.state.digests()
+        rebuilt = replay(memory._runtime.store, "replay").digests()
         assert rebuilt == live
 
 

@@ -41,4 +41,4 @@ def test_live_state_equals_replay_whatever_the_key_order(
         memory.search_events("tool", limit=limit, participants=["b", "a"])
         memory.recall_context("tool", token_budget=limit * 100)
         live = memory._runtime.live.state
-        assert replay(memory._store, live.namespace).digests() == live.digests()
+        assert replay(memory._runtime.store, live.namespace).digests() == live.digests()

@@ -62,7 +62,7 @@ class MemoryMachine(RuleBasedStateMachine):
             clock=Clock(),
             id_factory=Ids(),
         )
-        self.store = self.memory._store
+        self.store = self.memory._runtime.store
         self.live = self.memory._runtime.live
         self.seen: dict[int, str] = {self.live.state.position: self.live.state.digest()}
         self.receipts = 0

@@ -11,8 +11,9 @@ import pytest
 
 from projections.replay import hydrate, load_snapshot, replay
 from stratagate import StrataGate
-from stratagate.events.keyring import keys_for
+from stratagate.core.filters import EventFilters
 from stratagate.store import EventStore, Snapshot
+from stratagate.store.keys import keys_for
 from stratagate.store.sql import open_event_store
 
 KEY = "inline"
@@ -42,9 +43,9 @@ def test_a_saved_snapshot_restores_to_the_replayed_state(database: str) -> None:
         state, from_snapshot = hydrate(store, "default", KEY)
         assert from_snapshot
         assert state.digests() == replay(store, "default").digests()
-        assert state.search.search_events("tool3 build", limit=3) == replay(
+        assert state.search.search_events("tool3 build", limit=3, filters=EventFilters()) == replay(
             store, "default"
-        ).search.search_events("tool3 build", limit=3)
+        ).search.search_events("tool3 build", limit=3, filters=EventFilters())
 
 
 @pytest.mark.parametrize("damage", ["content", "truncated", "format"])

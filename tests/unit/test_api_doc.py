@@ -106,6 +106,15 @@ def test_every_method_is_documented_with_its_real_signature() -> None:
     opening = documented_calls("## Opening a memory")
     assert opening["open"] == signature_text(StrataGate.open, method=False)
     assert opening["in_memory"] == signature_text(StrataGate.in_memory, method=False)
+    database = documented_calls("## The database")
+    class_methods = {
+        name
+        for name, value in vars(StrataGate).items()
+        if not name.startswith("_") and isinstance(value, classmethod)
+    }
+    assert set(database) == class_methods - {"open", "in_memory"}
+    for name, parameters in database.items():
+        assert parameters == signature_text(getattr(StrataGate, name), method=False), name
 
 
 def test_properties_options_and_the_async_twin() -> None:

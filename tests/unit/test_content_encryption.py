@@ -14,9 +14,10 @@ from pydantic import BaseModel
 from stratagate.events import EVENT_TYPES, decode_payload
 from stratagate.events.codec import encode_all, open_data
 from stratagate.events.content_fields import CONTENT, ERASED
-from stratagate.events.keyring import Keyring, MasterKey, keys_for
+from stratagate.events.encryption import open_content, open_content_text
 from stratagate.store import DataKey
-from stratagate.store.memory import MemoryEventStore
+from stratagate.store.in_process import InProcessEventStore
+from stratagate.store.keys import Keyring, MasterKey, keys_for
 from tests.support.event_examples import build
 
 SECRET = "sesame-xyzzy"
@@ -25,7 +26,7 @@ NOTHING_TO_SEAL = {"MemoryUseRecorded"}
 """Its example carries no audit assessment, so no content."""
 
 
-def sealed_row(store: MemoryEventStore, name: str, text: str = SECRET) -> tuple[Any, str]:
+def sealed_row(store: InProcessEventStore, name: str, text: str = SECRET) -> tuple[Any, str]:
     event = build(name, text)
     [row] = encode_all([event], ["e:0"], keys_for(store, "ns"))
     return event, row.payload
@@ -66,22 +67,22 @@ def test_every_content_path_names_real_fields(name: str) -> None:
 
 @pytest.mark.parametrize("name", CONTENT_TYPES)
 def test_content_is_sealed_and_opens_to_the_same_event(name: str) -> None:
-    store = MemoryEventStore()
+    store = InProcessEventStore()
     event, payload = sealed_row(store, name)
     assert SECRET not in payload
     assert ('"$sealed"' in payload) is (name not in NOTHING_TO_SEAL)
     keys = keys_for(store, "ns")
     assert decode_payload(name, type(event).schema_version, payload, keys) == event
-    fast = keys.open_text(payload) if name not in NOTHING_TO_SEAL else payload
+    fast = open_content_text(keys, payload) if name not in NOTHING_TO_SEAL else payload
     assert fast is not None and orjson.loads(fast) == event.model_dump(mode="json")
     slow = orjson.loads(payload)
-    keys.open(name, slow)
+    open_content(keys, name, slow)
     assert slow == event.model_dump(mode="json")
 
 
 @pytest.mark.parametrize("name", CONTENT_TYPES)
 def test_a_destroyed_key_reads_as_the_same_redaction_everywhere(name: str) -> None:
-    store = MemoryEventStore()
+    store = InProcessEventStore()
     event, payload = sealed_row(store, name)
     store.shred("ns", None, "2026-01-01T00:00:00Z")
     version = type(event).schema_version
@@ -100,18 +101,18 @@ def test_a_destroyed_key_reads_as_the_same_redaction_everywhere(name: str) -> No
 
 @given(st.text(min_size=1, max_size=200))
 def test_any_text_round_trips_through_both_ways_of_opening(text: str) -> None:
-    store = MemoryEventStore()
+    store = InProcessEventStore()
     event, payload = sealed_row(store, "BlockSealed", text)
     keys = keys_for(store, "ns")
     assert decode_payload("BlockSealed", 1, payload, keys) == event
-    fast = keys.open_text(payload)
+    fast = open_content_text(keys, payload)
     slow = orjson.loads(payload)
-    keys.open("BlockSealed", slow)
+    open_content(keys, "BlockSealed", slow)
     assert fast is not None and orjson.loads(fast) == slow
 
 
 def test_sealing_is_deterministic_so_a_retried_append_is_identical() -> None:
-    store = MemoryEventStore()
+    store = InProcessEventStore()
     event = build("TurnAppended", SECRET)
     keys = keys_for(store, "ns")
     first = encode_all([event], ["e:0"], keys)
@@ -131,7 +132,7 @@ FROZEN_PAYLOAD = (
 
 def test_a_frozen_sealed_payload_still_opens() -> None:
     """The sealed format of stored rows cannot drift: this text was written once."""
-    store = MemoryEventStore()
+    store = InProcessEventStore()
     store.put_keys([DataKey("ns", "thread:@1", FROZEN_KEY, None, "2026-01-01T00:00:00Z")])
     event = decode_payload("TurnAppended", 1, FROZEN_PAYLOAD, keys_for(store, "ns"))
     assert event.messages[0].content == "hello"  # type: ignore[attr-defined]
@@ -140,7 +141,7 @@ def test_a_frozen_sealed_payload_still_opens() -> None:
 def test_a_wrapped_key_needs_its_master_key() -> None:
     from stratagate.errors import MasterKeyError
 
-    store = MemoryEventStore()
+    store = InProcessEventStore()
     master = MasterKey(bytes(32))
     event = build("TurnAppended", SECRET)
     [row] = encode_all([event], ["e:0"], Keyring(store, master=master, encrypt=True).of("ns"))

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stratagate.core.timeutil import partial_bounds
 from stratagate.offline.temporal import find_time_expressions, resolve_time
+from stratagate.timeutil import partial_bounds
 
 THU = datetime(2023, 5, 25, 13, 14, tzinfo=UTC)  # a Thursday
 

@@ -88,7 +88,7 @@ METHODS = {
     "complete_element_projection": "job_id result",
     "fail_element_projection": "job_id error",
     "recall_context": "query thread_id max_events max_elements token_budget",
-    "history": "since limit",
+    "history": "since limit type",
     "verify": "anchor",
     "checkpoint": "",
     "state_at": "position",
@@ -110,6 +110,7 @@ DEFAULTS = {
     ("append_turn", "wait"): True,
     ("history", "since"): 0,
     ("history", "limit"): None,
+    ("history", "type"): None,
     ("verify", "anchor"): None,
 }
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from stratagate.core.timeutil import parse_datetime
+from stratagate.timeutil import parse_datetime
 
 SAMPLE = files("stratagate") / "sample" / "project_conversation.jsonl"
 KEYS = {"user", "assistant", "created_at", "thread_id", "receipt_id"}

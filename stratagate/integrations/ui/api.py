@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, TypeVar
 
-from stratagate.core.timeutil import format_utc
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.integrations.tools import dump
 from stratagate.integrations.ui.catalog import Catalog, NamespaceReader, Verification
 from stratagate.memory import MAX_POSITION
 from stratagate.models import ElementCard, EventCard, RawMessage, UsageReceipt
 from stratagate.read.view import LEVEL_LABELS, MemoryView, level_content
+from stratagate.timeutil import format_utc
 
 T = TypeVar("T")
 Json = dict[str, Any]

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
-from stratagate.core.timeutil import utc_now
 from stratagate.errors import UnknownIdError
 from stratagate.integrations.ui.past import PastStates
 from stratagate.memory import StrataGate, check_namespace, database_url
@@ -23,6 +22,7 @@ from stratagate.read.view import MemoryView
 from stratagate.results import VerifyReport
 from stratagate.store import EventStore
 from stratagate.store.sql import open_event_store
+from stratagate.timeutil import utc_now
 
 R = TypeVar("R")
 
@@ -47,28 +47,29 @@ class NamespaceReader:
         self.memory = StrataGate.open(database, namespace, read_only=True)
         self.past = PastStates(store, namespace)
         self.verified: Verification | None = None
-        self.revision = self.memory.revision
-        self.head = self.memory.view().position
+        summary = self.memory.log_summary()
+        self.revision, self.head = summary.revision, summary.last_position
 
     def catch_up(self) -> None:
         """Learn what other processes appended since the last look (cost ∝ what is new).
 
-        Until ``StrataGate.refresh()`` lands, the moved revision is the cheap signal: the
-        read-only memory folds the new events at its next read by itself; an erasure among them
+        Until ``StrataGate.refresh()`` lands, the moved revision (``log_summary``) is the cheap
+        signal: the read-only memory folds the new events at its next read by itself; an erasure
+        among them
         (keys destroyed elsewhere) or a dropped namespace makes the memory re-open and the past
         states go, so no copy of erased text stays here.
         """
-        revision = self.memory.revision
-        if revision == self.revision:
+        summary = self.memory.log_summary()
+        if summary.revision == self.revision:
             return
-        new = self.memory.history(since=self.head) if revision > self.revision else []
-        if revision < self.revision or any(r.type.endswith("Erased") for r in new):
+        grew = summary.revision > self.revision
+        new = self.memory.history(since=self.head) if grew else []
+        if not grew or any(r.type.endswith("Erased") for r in new):
             self.memory.close()
             self.memory = StrataGate.open(self.database, self.namespace, read_only=True)
             self.past.forget()
             self.verified = None
-        self.revision = revision
-        self.head = new[-1].position if new else self.memory.view().position
+        self.revision, self.head = summary.revision, summary.last_position
 
     def now(self) -> MemoryView:
         """The namespace as it is now (caught up)."""

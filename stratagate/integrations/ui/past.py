@@ -16,9 +16,9 @@ from collections import OrderedDict
 from projections.replay import apply_at, iter_records
 from projections.state import NamespaceState
 from stratagate.events import Recorded
-from stratagate.events.keyring import keys_for
 from stratagate.read.view import MemoryView
 from stratagate.store import EventStore
+from stratagate.store.keys import keys_for
 
 PAST_MODELS = ("blocks", "decay", "events", "weights", "jobs", "elements")
 """What a past state holds: everything a view shows but the search index."""

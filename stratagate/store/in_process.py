@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from stratagate.core.timeutil import format_utc, utc_now
 from stratagate.errors import (
     FencedWriterError,
     InvalidInputError,
@@ -41,8 +40,9 @@ from stratagate.store.validation import (
     is_count,
     replayed,
 )
+from stratagate.timeutil import format_utc, utc_now
 
-MEMORY_URL = "memory://"
+IN_PROCESS_URL = "memory://"
 
 
 @dataclass
@@ -67,11 +67,11 @@ class StoreCounters:
         self.statements = 0
 
 
-class MemoryEventStore:
+class InProcessEventStore:
     """The log in this process's memory: one list of rows per namespace, chained."""
 
     def __init__(self, *, clock: Callable[[], datetime] = utc_now) -> None:
-        self.url = MEMORY_URL
+        self.url = IN_PROCESS_URL
         self.counters = StoreCounters()
         self._clock = clock
         self._lock = threading.RLock()
@@ -84,7 +84,7 @@ class MemoryEventStore:
         self._purges: list[PurgeRecord] = []
         self._closed = False
 
-    def __enter__(self) -> MemoryEventStore:
+    def __enter__(self) -> InProcessEventStore:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -362,4 +362,4 @@ def _first_after(rows: list[StoredEvent], after: int) -> int:
     return low
 
 
-__all__ = ["MEMORY_URL", "MemoryEventStore"]
+__all__ = ["IN_PROCESS_URL", "InProcessEventStore"]

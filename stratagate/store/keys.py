@@ -1,16 +1,15 @@
-"""Data keys of encrypted content: AES-GCM per key, kept in the store's key table, optionally
-wrapped by a master key, cached per store.
+"""Data keys of a namespace's encrypted content: AES-GCM per key, kept in the store's key
+table (``stratagate_keys``, outside the chained rows), optionally wrapped by a master key,
+cached per store.
 
-A content field (``stratagate.events.content_fields``) is stored as a reference
-``{"$enc": key_id, "i": n}``: the ``n``-th value sealed under that key in this payload. The
-payload's top-level ``"$sealed"`` maps each key id to ``base64(nonce ‖ ciphertext ‖ tag)`` of
-the JSON list of its values — one AES-GCM operation per key and event, however many fields.
-The nonce is synthetic — the first 12 bytes of HMAC-SHA256(nonce key, plaintext) — so
-encrypting the same payload twice gives the same text: a retried append stays byte-identical
-(idempotent), and nonces never repeat for different plaintexts under one key (equal plaintexts
-under one key do show as equal ciphertexts). The key id is the additional authenticated data.
-A destroyed key (a tombstone in the key table) opens every field it sealed as that field's
-fixed redaction.
+A ``DataCipher`` encrypts a list of values into one text with a synthetic nonce — the first 12
+bytes of HMAC-SHA256(nonce key, plaintext) — so encrypting the same values twice gives the same
+text: a retried append stays byte-identical (idempotent), and nonces never repeat for different
+plaintexts under one key (equal plaintexts under one key do show as equal ciphertexts). The key
+id is the additional authenticated data. A destroyed key (a tombstone in the key table) opens
+nothing: its content reads as redacted. Which payload fields are content, and how a payload
+refers to its encrypted values, is the domain events' business
+(``stratagate.events.encryption``); this module knows keys, not events.
 
 ``STRATAGATE_MASTER_KEY`` (32 bytes, base64) wraps new data keys with AES-GCM; once keys are
 wrapped, opening them without that master key raises ``MasterKeyError``.
@@ -33,20 +32,12 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from stratagate.core.timeutil import format_utc, utc_now
 from stratagate.errors import LogIntegrityError, MasterKeyError, StorageError
-from stratagate.events.content_fields import CONTENT, field_slots, objects_at
-from stratagate.store import DataKey, EventStore
+from stratagate.store.records import DataKey, KeyStore
+from stratagate.timeutil import format_utc, utc_now
 
 MASTER_KEY_ENV = "STRATAGATE_MASTER_KEY"
 ENCRYPTION_ENV = "STRATAGATE_ENCRYPTION"
-ENVELOPE = "$enc"
-SEALED = "$sealed"
-_SEALED_START = '{"$sealed":{'
-"""How a sealed payload's canonical text starts (``$`` sorts before every other member)."""
-_REFERENCE_START = '{"$enc":'
-_INDEX = ',"i":'
-"""A content reference as canonical text writes it: ``{"$enc":"<key id>","i":<n>}``."""
 BLOB_MAGIC = b"SGENC1"
 _NONCE = 12
 
@@ -89,7 +80,7 @@ def new_master_key() -> str:
 
 
 class DataCipher:
-    """One data key, ready to seal and open field values (AES-GCM, synthetic nonces)."""
+    """One data key, ready to encrypt and open values (AES-GCM, synthetic nonces)."""
 
     __slots__ = ("_aad", "_aead", "_nonce_key", "key_id")
 
@@ -99,16 +90,16 @@ class DataCipher:
         self._aead = AESGCM(material)
         self._nonce_key = hmac.digest(material, b"stratagate synthetic nonce", "sha256")
 
-    def seal(self, values: list[Any]) -> str:
-        """``values`` as one sealed text (synthetic nonce): their canonical JSON texts, one a
-        line (canonical JSON never holds a raw newline), so opening needs no JSON parse."""
+    def encrypt(self, values: list[Any]) -> str:
+        """``values`` as one encrypted text (synthetic nonce): their canonical JSON texts, one
+        a line (canonical JSON never holds a raw newline), so opening needs no JSON parse."""
         plaintext = "\n".join(canonical_text(value) for value in values).encode()
         nonce = hmac.digest(self._nonce_key, plaintext, "sha256")[:_NONCE]
         return binascii.b2a_base64(
             nonce + self._aead.encrypt(nonce, plaintext, self._aad), newline=False
         ).decode("ascii")
 
-    def seal_blob(self, data: bytes) -> bytes:
+    def encrypt_blob(self, data: bytes) -> bytes:
         nonce = os.urandom(_NONCE)
         head = BLOB_MAGIC + bytes([len(self._aad)]) + self._aad
         return head + nonce + self._aead.encrypt(nonce, data, self._aad)
@@ -117,41 +108,32 @@ class DataCipher:
         try:
             return self._aead.decrypt(body[:_NONCE], body[_NONCE:], self._aad)
         except InvalidTag as exc:
-            raise LogIntegrityError(f"a blob sealed with {self.key_id} does not decrypt") from exc
+            raise LogIntegrityError(
+                f"a blob encrypted with {self.key_id} does not decrypt"
+            ) from exc
 
     def open_texts(self, text: Any) -> list[str]:
-        """The canonical JSON texts of the values of a ``seal`` text."""
+        """The canonical JSON texts of the values of an ``encrypt`` text."""
         try:
             blob = binascii.a2b_base64(text)
             plaintext = self._aead.decrypt(blob[:_NONCE], blob[_NONCE:], self._aad)
         except (InvalidTag, TypeError, ValueError, binascii.Error) as exc:
-            raise LogIntegrityError(f"content sealed with {self.key_id} does not decrypt") from exc
+            raise LogIntegrityError(
+                f"content encrypted with {self.key_id} does not decrypt"
+            ) from exc
         return plaintext.decode().split("\n")
 
     def open(self, text: Any) -> list[Any]:
-        """The values of a ``seal`` text."""
+        """The values of an ``encrypt`` text."""
         try:
             return [orjson.loads(value) for value in self.open_texts(text)]
         except orjson.JSONDecodeError as exc:
-            raise LogIntegrityError(f"content sealed with {self.key_id} is not JSON") from exc
+            raise LogIntegrityError(f"content encrypted with {self.key_id} is not JSON") from exc
 
 
 def canonical_text(value: Any) -> str:
     """``value`` as canonical JSON text (sorted keys), as it stands in a stored payload."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-
-
-def _resolve(opened: Mapping[str, list[Any] | None], ref: Mapping[str, Any], redaction: Any) -> Any:
-    """The value a field reference names, or the field's redaction when its key is gone."""
-    key_id, index = ref.get(ENVELOPE), ref.get("i")
-    if not isinstance(key_id, str) or key_id not in opened or not isinstance(index, int):
-        raise LogIntegrityError(f"a content field refers to {key_id!r}, which the row did not seal")
-    values = opened[key_id]
-    if values is None:
-        return redaction
-    if not 0 <= index < len(values):
-        raise LogIntegrityError(f"a content field refers to value {index} of {key_id!r}: none")
-    return values[index]
 
 
 def _name_of(key_id: str) -> tuple[str, int]:
@@ -160,8 +142,10 @@ def _name_of(key_id: str) -> tuple[str, int]:
 
 
 class NamespaceKeys:
-    """The data keys of one namespace: seals payloads before they are stored, opens them
-    after they are read. Keys are loaded once and cached; ``forget`` drops the cache."""
+    """The data keys of one namespace by name (``thread:<id>``, ``event:<id>``, …): the
+    active cipher of a name (made and stored when there is none), the cipher of a key id, and
+    blobs encrypted under a name. Keys are loaded once and cached; ``forget`` drops the cache.
+    Callers that use several ciphers for one write hold ``lock`` and ``flush`` before it."""
 
     def __init__(self, keyring: Keyring, namespace: str) -> None:
         self.keyring = keyring
@@ -172,39 +156,15 @@ class NamespaceKeys:
         self._generation: dict[str, int] = {}
         self._new: list[DataKey] = []
         self._loaded = False
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
 
-    # -- sealing ----------------------------------------------------------------------------
+    @property
+    def encrypt(self) -> bool:
+        """Whether new content is encrypted (``STRATAGATE_ENCRYPTION`` is not ``off``)."""
+        return self.keyring.encrypt
 
-    def seal_all(self, payloads: Iterable[tuple[str, dict[str, Any]]]) -> None:
-        """Encrypt the content fields of each ``(event_type, data)`` in place."""
-        todo = [(CONTENT[kind], data) for kind, data in payloads if kind in CONTENT]
-        if not todo or not self.keyring.encrypt:
-            return
-        with self._lock:
-            for groups, data in todo:
-                sealed: dict[str, tuple[DataCipher, list[Any]]] = {}
-                for group in groups:
-                    for obj in objects_at(data, group.at):
-                        name = group.scope(data, obj)
-                        for path in group.fields:
-                            slot = field_slots(obj, path)
-                            if slot is None:
-                                continue
-                            entry = sealed.get(name)
-                            if entry is None:
-                                entry = sealed[name] = (self._cipher(name), [])
-                            cipher, values = entry
-                            holder, field = slot
-                            values.append(holder[field])
-                            holder[field] = {ENVELOPE: cipher.key_id, "i": len(values) - 1}
-                if sealed:
-                    data[SEALED] = {
-                        cipher.key_id: cipher.seal(values) for cipher, values in sealed.values()
-                    }
-            self._flush()
-
-    def _cipher(self, name: str) -> DataCipher:
+    def cipher(self, name: str) -> DataCipher:
+        """The active cipher of key ``name``, made now (and stored at ``flush``) if none is."""
         key_id = self._active.get(name)
         if key_id is None and not self._loaded:
             self._load()
@@ -236,97 +196,40 @@ class NamespaceKeys:
         self._new.append(row)
         return key_id
 
-    def _flush(self) -> None:
-        """Store the keys created for this batch (before the append that uses them)."""
+    def flush(self) -> None:
+        """Store the keys made since the last flush (before the append that uses them)."""
         if self._new:
             rows, self._new = self._new, []
             try:
                 self.keyring.store.put_keys(rows)
             except BaseException:
-                self.forget()  # keys that were not stored must not seal anything
+                self.forget()  # keys that were not stored must not encrypt anything
                 raise
 
-    def seal_blob(self, name: str, data: bytes) -> bytes:
+    def encrypt_blob(self, name: str, data: bytes) -> bytes:
         """``data`` (a snapshot) encrypted under the key ``name`` (random nonce), or ``data``
         itself when encryption is off."""
         if not self.keyring.encrypt:
             return data
-        with self._lock:
-            cipher = self._cipher(name)
-            self._flush()
-        return cipher.seal_blob(data)
+        with self.lock:
+            cipher = self.cipher(name)
+            self.flush()
+        return cipher.encrypt_blob(data)
 
     def open_blob(self, blob: bytes) -> bytes | None:
-        """The data of a ``seal_blob`` result (clear data passes through); ``None`` when its
-        key was destroyed."""
+        """The data of an ``encrypt_blob`` result (clear data passes through); ``None`` when
+        its key was destroyed."""
         if not blob.startswith(BLOB_MAGIC):
             return blob
         size = blob[len(BLOB_MAGIC)]
         start = len(BLOB_MAGIC) + 1
         key_id = blob[start : start + size].decode()
-        with self._lock:
-            cipher = self._opener(key_id)
+        with self.lock:
+            cipher = self.opener(key_id)
         return None if cipher is None else cipher.open_blob(blob[start + size :])
 
-    # -- opening ----------------------------------------------------------------------------
-
-    def open(self, event_type: str, data: dict[str, Any]) -> None:
-        """Decrypt the content fields of ``data`` in place; a destroyed key's fields read as
-        their redaction."""
-        sealed = data.pop(SEALED, None)
-        groups = CONTENT.get(event_type)
-        if not sealed or not groups:
-            return
-        with self._lock:
-            opened: dict[str, list[Any] | None] = {}
-            for key_id, text in sealed.items():
-                cipher = self._opener(key_id)
-                opened[key_id] = None if cipher is None else cipher.open(text)
-        for group in groups:
-            for obj in objects_at(data, group.at):
-                for path, redaction in group.fields.items():
-                    slot = field_slots(obj, path)
-                    if slot is None:
-                        continue
-                    holder, field = slot
-                    ref = holder[field]
-                    if isinstance(ref, dict) and ENVELOPE in ref:
-                        holder[field] = _resolve(opened, ref, redaction)
-
-    def open_text(self, payload: str) -> str | None:
-        """The payload text with every content reference replaced by its value (no parse: the
-        fast path of replay), or ``None`` when a key was destroyed or the text is not in the
-        shape this pass knows (then ``open`` does it by the table)."""
-        if not payload.startswith(_SEALED_START):
-            return None
-        end = payload.find("}", len(_SEALED_START))  # base64 has no braces
-        try:
-            sealed = orjson.loads(payload[len(_SEALED_START) - 1 : end + 1])
-        except orjson.JSONDecodeError:  # a key id with a brace in it: take the slow path
-            return None
-        texts: dict[str, list[str]] = {}
-        with self._lock:
-            for key_id, text in sealed.items():
-                cipher = self._opener(key_id)
-                if cipher is None:
-                    return None
-                texts[canonical_text(key_id)] = cipher.open_texts(text)
-        rest = payload[end + 2 :] if payload[end + 1 : end + 2] == "," else payload[end + 1 :]
-        parts = rest.split(_REFERENCE_START)
-        out = ["{", parts[0]]
-        for part in parts[1:]:  # each: '"key id","i":N}' and the text up to the next reference
-            close = part.find("}")
-            head = part[:close]
-            comma = head.rfind(_INDEX)
-            values = texts.get(head[:comma])
-            index = head[comma + len(_INDEX) :]
-            if values is None or not index.isdigit() or int(index) >= len(values):
-                return None  # not a reference this row sealed: the slow path decides
-            out.append(values[int(index)])
-            out.append(part[close + 1 :])
-        return "".join(out)
-
-    def _opener(self, key_id: Any) -> DataCipher | None:
+    def opener(self, key_id: Any) -> DataCipher | None:
+        """The cipher of key ``key_id``; ``None`` when that key was destroyed."""
         if key_id in self._ciphers:
             return self._ciphers[key_id]
         row = self._rows.get(key_id)
@@ -369,13 +272,13 @@ class NamespaceKeys:
 
     def names(self) -> dict[str, str]:
         """Every live key's id by its name (after a fresh load)."""
-        with self._lock:
+        with self.lock:
             self._load()
             return dict(self._active)
 
     def forget(self) -> None:
         """Drop every cached key: the next use reads the key table again."""
-        with self._lock:
+        with self.lock:
             self._rows, self._ciphers, self._active, self._generation = {}, {}, {}, {}
             self._loaded = False
 
@@ -383,7 +286,7 @@ class NamespaceKeys:
 class Keyring:
     """The data keys of one store, per namespace, with its master key and encryption switch."""
 
-    def __init__(self, store: EventStore, *, master: MasterKey | None, encrypt: bool) -> None:
+    def __init__(self, store: KeyStore, *, master: MasterKey | None, encrypt: bool) -> None:
         self.store = store
         self.master = master
         self.encrypt = encrypt
@@ -420,11 +323,11 @@ class Keyring:
         return self.master.unwrap(blob, row.key_id)
 
 
-_KEYRINGS: weakref.WeakKeyDictionary[EventStore, Keyring] = weakref.WeakKeyDictionary()
+_KEYRINGS: weakref.WeakKeyDictionary[KeyStore, Keyring] = weakref.WeakKeyDictionary()
 _KEYRINGS_LOCK = threading.Lock()
 
 
-def keyring_for(store: EventStore) -> Keyring:
+def keyring_for(store: KeyStore) -> Keyring:
     """The keyring of ``store`` (one per store object; the master key and the encryption
     switch are read from the environment when it is first asked for)."""
     with _KEYRINGS_LOCK:
@@ -436,16 +339,14 @@ def keyring_for(store: EventStore) -> Keyring:
         return keyring
 
 
-def keys_for(store: EventStore, namespace: str) -> NamespaceKeys:
+def keys_for(store: KeyStore, namespace: str) -> NamespaceKeys:
     """The data keys of ``namespace`` in ``store``."""
     return keyring_for(store).of(namespace)
 
 
 __all__ = [
     "ENCRYPTION_ENV",
-    "ENVELOPE",
     "MASTER_KEY_ENV",
-    "SEALED",
     "DataCipher",
     "Keyring",
     "MasterKey",

@@ -1,0 +1,216 @@
+"""What follows each command: one table, applied by every runtime, returning the outcome.
+
+A runtime answers a message by its flow when ``FLOWS`` has one, else by delivering it to its
+handler (``stratagate.actors.registry``). A flow delivers the command, decides from the answer
+what work follows — the messages below, in order, now or in the background — and makes the
+caller's outcome. The runtimes supply the ``Runner``: inline, delivery is a call in this
+process and the background a worker thread; under Ray, delivery is an actor call and the
+background a chain of nudges, each actor running its stage and passing the rest to the next.
+
+Every stage is "do whatever is ready" (``DERIVED``), so running one twice, or after a crash,
+is safe; ``drain`` finishes them once more after waiting for the background.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+from stratagate.anchors import Anchor
+from stratagate.callbacks import invoke
+from stratagate.formats.external_memory import Decision, ImportPlan, check_decision
+from stratagate.messages import (
+    AddEvents,
+    AppendTurn,
+    AppendTurns,
+    EraseEvent,
+    EraseNamespace,
+    EraseThread,
+    ExtractReady,
+    ImportExternal,
+    ImportMemory,
+    LogCheckpoint,
+    Message,
+    PlanImport,
+    Processing,
+    QueueProjections,
+    ResumePending,
+    RunProjections,
+    SealReady,
+    TakeAnchor,
+    TurnAck,
+)
+from stratagate.models import ElementCard, EventCard, MemoryBlock
+from stratagate.results import (
+    AppendTurnResult,
+    AppendTurnsResult,
+    ErasureReport,
+    ImportResult,
+    ResumePendingResult,
+)
+
+R = TypeVar("R")
+
+DERIVED: tuple[Message[Any], ...] = (SealReady(), ExtractReady(), RunProjections())
+"""The work a turn sets off: seal full tails, extract ready blocks, project queued events."""
+
+
+def retrying(*, retry_skipped: bool) -> tuple[Message[Any], ...]:
+    """``DERIVED``, retrying what failed or was interrupted (and skipped extractions, once)."""
+    return (
+        SealReady(retry_failed=True),
+        ExtractReady(retry_failed=True, retry_skipped=retry_skipped),
+        RunProjections(retry_failed=True),
+    )
+
+
+class Runner(Protocol):
+    """What a runtime lends a flow."""
+
+    writes: bool
+    """False for a read-only runtime: a flow then skips follow-up work that would append."""
+
+    def deliver(self, message: Message[Any]) -> Any:
+        """The answer of the handler of ``message`` (the registry's), now."""
+        ...
+
+    def start(self, messages: Sequence[Message[Any]]) -> None:
+        """Run ``messages`` in order in the background (``drain`` waits for them)."""
+        ...
+
+    def reload(self) -> None:
+        """Have every host fold the log again with freshly loaded keys (after an erasure)."""
+        ...
+
+
+Derived = tuple[list[MemoryBlock], list[EventCard], list[ElementCard]]
+
+
+def _follow(run: Runner, processing: Processing, stages: Sequence[Message[Any]]) -> Derived:
+    """Run the derived work as ``processing`` says; what it sealed, extracted and projected
+    (nothing yet unless it ran now)."""
+    if processing == "background":
+        run.start(stages)
+    if processing != "wait":
+        return [], [], []
+    sealed, events, elements = (run.deliver(stage) for stage in stages)
+    return sealed, events, elements
+
+
+def append_turn(command: AppendTurn, run: Runner) -> AppendTurnResult:
+    """The turn is durable first (the sealer's answer); then the derived work."""
+    ack: TurnAck = run.deliver(command)
+    if ack.duplicate:
+        return AppendTurnResult(duplicate=True)
+    sealed, events, elements = _follow(run, command.processing, DERIVED)
+    own = [block for block in sealed if block.thread_id == command.thread_id]
+    return AppendTurnResult(
+        turn=ack.turn,
+        sealed_block=own[-1] if own else (sealed[-1] if sealed else None),
+        extracted_events=events,
+        projected_elements=elements,
+    )
+
+
+def append_turns(command: AppendTurns, run: Runner) -> AppendTurnsResult:
+    """One commit for the batch; then the derived work, unless every turn was a duplicate."""
+    acks: list[TurnAck] = run.deliver(command)
+    duplicates = sum(1 for ack in acks if ack.duplicate)
+    result = AppendTurnsResult(turns=[ack.turn for ack in acks], duplicates=duplicates)
+    if duplicates == len(acks):
+        return result
+    sealed, events, elements = _follow(run, command.processing, DERIVED)
+    return result.model_copy(
+        update={"sealed_blocks": sealed, "extracted_events": events, "projected_elements": elements}
+    )
+
+
+def resume_pending(command: ResumePending, run: Runner) -> ResumePendingResult:
+    """The derived work, retrying: no role answers the command itself."""
+    sealed, events, elements = _follow(run, "wait", retrying(retry_skipped=command.retry_skipped))
+    return ResumePendingResult(
+        sealed_blocks=sealed, extracted_events=events, projected_elements=elements
+    )
+
+
+def add_events(command: AddEvents, run: Runner) -> list[EventCard]:
+    """The cards, then a projection job for them."""
+    cards: list[EventCard] = run.deliver(command)
+    run.deliver(QueueProjections())
+    return cards
+
+
+def import_memory(command: ImportMemory, run: Runner) -> ImportResult:
+    """Plan (the reader), decide (the caller's ``decide``, here, before anything is appended),
+    append (the extractor), then project what was added."""
+    plan: ImportPlan = run.deliver(PlanImport(document=command.document, top_k=command.top_k))
+    decide = command.decide
+    decisions = [
+        Decision(action="add")
+        if decide is None
+        else check_decision(invoke(decide, planned.candidate, planned.matches), planned.matches)
+        for planned in plan.items
+    ]
+    result: ImportResult = run.deliver(ImportExternal(plan=plan, decisions=decisions))
+    if result.added:
+        run.deliver(RunProjections())
+    return result
+
+
+def erase(command: EraseThread | EraseEvent | EraseNamespace, run: Runner) -> ErasureReport:
+    """Destroy the keys (the weight keeper), then have every host fold the log again."""
+    report: ErasureReport = run.deliver(command)
+    run.reload()
+    return report
+
+
+def take_anchor(command: TakeAnchor, run: Runner) -> Anchor:
+    """The anchor (the auditor); a signed one is logged too, unless the memory is read-only."""
+    anchor: Anchor = run.deliver(command)
+    if anchor.seal is not None and run.writes:
+        run.deliver(
+            LogCheckpoint(
+                position=anchor.position, head_hash=anchor.head_hash, signature=anchor.seal
+            )
+        )
+    return anchor
+
+
+Flow = Callable[[Any, Runner], Any]
+
+FLOWS: dict[type[Message[Any]], Flow] = {
+    AppendTurn: append_turn,
+    AppendTurns: append_turns,
+    ResumePending: resume_pending,
+    AddEvents: add_events,
+    ImportMemory: import_memory,
+    EraseThread: erase,
+    EraseEvent: erase,
+    EraseNamespace: erase,
+    TakeAnchor: take_anchor,
+}
+"""Each command with follow-up work → its flow; every other message is delivered as it is."""
+
+
+def run(message: Message[R], runner: Runner) -> R:
+    """Answer ``message``: by its flow, or by its handler alone."""
+    flow = FLOWS.get(type(message))
+    result: R = runner.deliver(message) if flow is None else flow(message, runner)
+    return result
+
+
+__all__ = [
+    "DERIVED",
+    "FLOWS",
+    "Flow",
+    "Runner",
+    "add_events",
+    "append_turn",
+    "append_turns",
+    "erase",
+    "import_memory",
+    "resume_pending",
+    "retrying",
+    "run",
+    "take_anchor",
+]

@@ -1,0 +1,96 @@
+"""Which handler answers which message: read from the handlers' own ``@handles`` marks.
+
+Nothing else lists message types. Each writer role is the only writer of one stream and runs
+as an actor of its own under Ray; the reader answers the read models' queries beside the
+weight keeper (same process, same state), which logs the batches its searches produce; the
+auditor answers the log's own queries (history, verify, time travel, revision, anchors) in the
+runtime itself. A message type answered twice is an error at import; the pipeline
+(``stratagate.actors.pipeline``) says what follows a command once it is answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal, NamedTuple
+
+from stratagate.actors.auditor import Auditor
+from stratagate.actors.extractor import Extractor
+from stratagate.actors.projector import Projector
+from stratagate.actors.reader import Reader
+from stratagate.actors.role import MessageHandler, Role
+from stratagate.actors.sealer import Sealer
+from stratagate.actors.weight_keeper import WeightKeeper
+from stratagate.messages import Message
+
+RoleName = Literal["sealer", "extractor", "projector", "weights"]
+
+HANDLERS: tuple[type[MessageHandler], ...] = (
+    Sealer,
+    Extractor,
+    Projector,
+    WeightKeeper,
+    Reader,
+    Auditor,
+)
+"""Every handler of a namespace's messages."""
+
+ROLES: dict[RoleName, type[Role]] = {
+    cls.name: cls  # type: ignore[misc]
+    for cls in HANDLERS
+    if issubclass(cls, Role)
+}
+"""The four actor roles of a namespace (each an actor of its own under Ray)."""
+
+
+def answering(
+    classes: Iterable[type[MessageHandler]],
+) -> dict[type[Message[Any]], type[MessageHandler]]:
+    """Message type → the one class of ``classes`` that answers it (two is a ``TypeError``)."""
+    table: dict[type[Message[Any]], type[MessageHandler]] = {}
+    for cls in classes:
+        for message_type in cls.handled():
+            if message_type in table:
+                raise TypeError(
+                    f"{message_type.__name__} is handled by both "
+                    f"{table[message_type].__name__} and {cls.__name__}"
+                )
+            table[message_type] = cls
+    return table
+
+
+ANSWERED_BY: dict[type[Message[Any]], type[MessageHandler]] = answering(HANDLERS)
+"""Message type → the handler class that answers it."""
+
+
+def handler_of(message: Message[Any]) -> type[MessageHandler]:
+    """The handler class that answers ``message``."""
+    cls = ANSWERED_BY.get(type(message))
+    if cls is None:
+        raise TypeError(f"no handler answers {type(message).__name__}")
+    return cls
+
+
+def host_of(message: Message[Any]) -> str:
+    """Where ``message`` is answered: a role's actor, or ``"runtime"`` (the runtime itself)."""
+    return handler_of(message).host
+
+
+class Handles(NamedTuple):
+    """The namespace's four actors (plain role objects inline, ``ActorHandle``s under Ray)."""
+
+    sealer: Any
+    extractor: Any
+    projector: Any
+    weights: Any
+
+
+__all__ = [
+    "ANSWERED_BY",
+    "HANDLERS",
+    "ROLES",
+    "Handles",
+    "RoleName",
+    "answering",
+    "handler_of",
+    "host_of",
+]
