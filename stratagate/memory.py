@@ -705,8 +705,13 @@ class StrataGate:
         re-hashed without the key fails ``verify`` even with no anchor at hand."""
         return self._send(TakeAnchor())
 
-    def state_at(self, position: int) -> MemoryView:
-        """A read-only view of the namespace as of a global position (nothing is logged)."""
+    def state_at(self, position: int, *, search: bool = True) -> MemoryView:
+        """A read-only view of the namespace as of a global position (nothing is logged).
+
+        ``search=False`` browses the past: the view has no search index (it cannot be searched)
+        and comes from states this memory keeps across calls, so nearby positions (a dragged
+        slider) cost only the events in between; such a view is valid until the next
+        ``state_at(..., search=False)`` of this memory, which may fold its state forward."""
         if (
             not isinstance(position, int)
             or isinstance(position, bool)
@@ -715,7 +720,9 @@ class StrataGate:
             raise InvalidInputError(
                 f"position must be an integer from 0 to {MAX_POSITION}, got {position!r}"
             )
-        return self._send(StateAt(position=position))
+        if not isinstance(search, bool):
+            raise InvalidInputError(f"search must be True or False, got {search!r}")
+        return self._send(StateAt(position=position, search=search))
 
     def view(self) -> MemoryView:
         """The namespace as it is now, as a ``MemoryView``: reads and searches that log nothing

@@ -137,8 +137,10 @@ def test_clicking_an_event_shows_its_source_message(page: Page, server: UiServer
     tab = page.tab("search")
     tab.fill("#q", "pnpm lockfile")
     tab.click("#search-form button")
-    tab.click(".event-hit")
-    tab.wait_for_selector("#sources .message")
+    hit = tab.wait_for_selector(".event-hit")
+    event_id = hit.get_attribute("data-id")
+    hit.click()
+    tab.wait_for_selector(f"#sources .meta:has-text('{event_id}')")  # the pane has changed
     assert "pnpm" in tab.inner_text("#sources").lower()
     assert page.problems == []
 

@@ -91,7 +91,7 @@ METHODS = {
     "history": "since limit type",
     "verify": "anchor",
     "checkpoint": "",
-    "state_at": "position",
+    "state_at": "position search",
     "view": "",
     "import_external_memory": "document decide top_k",
     "undo_import": "batch_id",

@@ -1,8 +1,9 @@
 """The namespaces the Memory UI serves, each opened read-only, all read on one worker thread.
 
 A ``NamespaceReader`` is one namespace as the UI reads it: a memory opened with
-``StrataGate.open(..., read_only=True)`` (no lease, nothing appended), its past states for time
-travel and the last verification this server ran. ``catch_up`` is the one place where reads
+``StrataGate.open(..., read_only=True)`` (no lease, nothing appended; its past states for time
+travel are kept by the memory, see ``state_at(..., search=False)``) and the last verification
+this server ran. ``catch_up`` is the one place where reads
 learn of what other processes appended; every request goes through it.
 """
 
@@ -16,12 +17,9 @@ from datetime import datetime
 from typing import TypeVar
 
 from stratagate.errors import UnknownIdError
-from stratagate.integrations.ui.past import PastStates
 from stratagate.memory import StrataGate, check_namespace, database_url
 from stratagate.read.view import MemoryView
 from stratagate.results import VerifyReport
-from stratagate.store import EventStore
-from stratagate.store.sql import open_event_store
 from stratagate.timeutil import utc_now
 
 R = TypeVar("R")
@@ -40,12 +38,11 @@ class Verification:
 class NamespaceReader:
     """One namespace, read-only: now, as of a past position, and its last verification."""
 
-    def __init__(self, database: str, namespace: str, store: EventStore) -> None:
+    def __init__(self, database: str, namespace: str) -> None:
         self.database = database
         self.namespace = namespace
-        self.store = store
         self.memory = StrataGate.open(database, namespace, read_only=True)
-        self.past = PastStates(store, namespace)
+        self.present = True
         self.verified: Verification | None = None
         summary = self.memory.log_summary()
         self.revision, self.head = summary.revision, summary.last_position
@@ -56,18 +53,18 @@ class NamespaceReader:
         Until ``StrataGate.refresh()`` lands, the moved revision (``log_summary``) is the cheap
         signal: the read-only memory folds the new events at its next read by itself; an erasure
         among them
-        (keys destroyed elsewhere) or a dropped namespace makes the memory re-open and the past
-        states go, so no copy of erased text stays here.
+        (keys destroyed elsewhere) or a dropped namespace makes the memory re-open, so no copy of
+        erased text stays here (its past states and cached keys went with the old one).
         """
         summary = self.memory.log_summary()
+        self.present = summary.present
         if summary.revision == self.revision:
             return
         grew = summary.revision > self.revision
         new = self.memory.history(since=self.head) if grew else []
         if not grew or any(r.type.endswith("Erased") for r in new):
-            self.memory.close()
+            self.memory.close()  # its read models, past states and keys go with it
             self.memory = StrataGate.open(self.database, self.namespace, read_only=True)
-            self.past.forget()
             self.verified = None
         self.revision, self.head = summary.revision, summary.last_position
 
@@ -77,7 +74,7 @@ class NamespaceReader:
 
     def at(self, position: int) -> MemoryView:
         """The namespace as of a past global position (clamped to the head)."""
-        return self.past.view_at(min(position, self.head))
+        return self.memory.state_at(min(position, self.head), search=False)
 
     def verify(self) -> Verification:
         """The chain and a full replay checked now, unless nothing was appended since the last."""
@@ -102,25 +99,29 @@ class Catalog:
         self.allowed = (
             None if namespaces is None else frozenset(check_namespace(n) for n in namespaces)
         )
-        self.store = open_event_store(self.database, create=False, read_only=True)
         self.readers: dict[str, NamespaceReader] = {}
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stratagate-ui")
 
     def names(self) -> list[str]:
         """The served namespaces that hold at least one event, sorted (worker thread only)."""
-        found = self.store.namespaces()
+        found = [summary.namespace for summary in StrataGate.list_namespaces(self.database)]
         return [n for n in found if self.allowed is None or n in self.allowed]
 
     def reader(self, namespace: str) -> NamespaceReader:
         """The caught-up reader of a served namespace; ``UnknownIdError`` for any other name
         (which does not say whether it exists unserved)."""
-        if namespace not in self.names():
-            self.drop(namespace)
-            raise UnknownIdError(f"unknown namespace {namespace!r}")
+        unknown = UnknownIdError(f"unknown namespace {namespace!r}")
+        if self.allowed is not None and namespace not in self.allowed:
+            raise unknown
         reader = self.readers.get(namespace)
         if reader is None:
-            reader = self.readers[namespace] = NamespaceReader(self.database, namespace, self.store)
+            if namespace not in self.names():
+                raise unknown
+            reader = self.readers[namespace] = NamespaceReader(self.database, namespace)
         reader.catch_up()
+        if not reader.present:  # dropped since
+            self.drop(namespace)
+            raise unknown
         return reader
 
     def drop(self, namespace: str) -> None:
@@ -137,12 +138,11 @@ class Catalog:
         return await asyncio.wrap_future(self._worker.submit(work, self))
 
     def close(self) -> None:
-        """Close every reader and the store, then stop the worker."""
+        """Close every reader, then stop the worker."""
 
         def close_all(_: Catalog) -> None:
             while self.readers:
                 self.readers.popitem()[1].close()
-            self.store.close()
 
         self.run(close_all)
         self._worker.shutdown()

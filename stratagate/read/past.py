@@ -1,11 +1,12 @@
-"""Time travel for the Memory UI: the read models as of past log positions, fast enough to drag.
+"""Browsing the past: the read models as of past log positions, fast enough to drag a slider.
 
-``StrataGate.state_at`` replays from position 0 and folds every model, search index included. A
-past state here folds only the models a view of the past shows (no search index: the past is
-browsed, not searched) over the namespace's decoded events, which are decoded once and kept
-(extended as the log grows, so catching up costs what is new). The last few states asked for
-are kept; a later position folds forward from the nearest one before it (dragging the slider
-forward folds only the events in between), an earlier one folds from the start.
+``state_at(position)`` replays from position 0 and folds every model, search index included.
+``state_at(position, search=False)`` comes from here: a past state folds only the models a view
+of the past shows (no search index: the past is browsed, not searched) over the namespace's
+decoded events, which are decoded once and kept (extended as the log grows, so catching up
+costs what is new). The last few states asked for are kept; a later position folds forward
+from the nearest one before it (a dragged slider folds only the events in between), an earlier
+one folds from the start. The memory's auditor keeps one of these per open memory.
 """
 
 from __future__ import annotations

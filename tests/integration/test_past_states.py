@@ -1,9 +1,11 @@
-"""The Memory UI's time travel equals replay: a state at any position, reached in any order
-(folded forward from a kept state, or from the start), has the digests of ``replay(until=)``."""
+"""Browsing the past (``state_at(..., search=False)``, the Memory UI's slider) equals replay: a
+state at any position, reached in any order (folded forward from a kept state, or from the
+start), has the digests of ``replay(until=)``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -11,8 +13,9 @@ from hypothesis import strategies as st
 
 from projections.replay import replay
 from stratagate.cli.demo import sample_turns
-from stratagate.integrations.ui.past import PAST_MODELS, PastStates
+from stratagate.errors import InvalidInputError
 from stratagate.memory import StrataGate
+from stratagate.read.past import PAST_MODELS, PastStates
 from stratagate.store import EventStore
 from stratagate.store.sql import open_event_store
 
@@ -20,7 +23,7 @@ OFFLINE = {"summarizer": "offline", "extractor": "offline", "element_projector":
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EventStore]:
+def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("past") / "memory.db"
     with StrataGate.open(path, "other", block_turn_size=2, **OFFLINE) as other:
         other.append_turn("Another tenant's turn.", "Interleaved.")
@@ -32,6 +35,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EventStore]:
                 with StrataGate.open(path, "other", **OFFLINE) as other:
                     other.append_turn("Another tenant, in between.", "Ok.")
         memory.forget_event(memory.list_events()[0].id)
+    return path
+
+
+@pytest.fixture(scope="module")
+def store(path: Path) -> Iterator[EventStore]:
     with open_event_store(path, read_only=True, create=False) as opened:
         yield opened
 
@@ -64,3 +72,17 @@ def test_the_log_is_decoded_once_and_forgotten_on_request(store: EventStore) -> 
     assert [r.position for r in past.records] == positions(store)
     past.forget()
     assert not past.records and not past.states
+
+
+def test_the_facade_browses_the_past_read_only(store: EventStore, path: Path) -> None:
+    known = positions(store)
+    with StrataGate.open(path, "ns", read_only=True) as memory:
+        for position in (known[-1], known[len(known) // 2], known[len(known) // 2] + 1, 0):
+            view = memory.state_at(position, search=False)
+            expected = replay(store, "ns", until=position, components=PAST_MODELS)
+            assert view.state.digests() == expected.digests()
+            assert view.stats(0).events == len(expected.events.records)
+        full = memory.state_at(known[-1])
+        assert full.search_events("pnpm") and "search" in full.state.models
+        with pytest.raises(InvalidInputError):
+            memory.state_at(1, search="no")  # type: ignore[arg-type]
