@@ -11,7 +11,7 @@ from typing import Any, Self
 
 from projections.blocks import thread_key
 from projections.read_model import ReadModel, Record, dump_records, handles, load_records
-from stratagate.core.decay import decayed_level
+from stratagate.core.decay import DEFAULT_BLOCK_LAMBDA, decayed_level
 from stratagate.events import (
     BlockLifted,
     BlockSealed,
@@ -20,8 +20,6 @@ from stratagate.events import (
     SettingsChanged,
 )
 from stratagate.models import LiftSource, UtcDatetime
-
-DEFAULT_LAMBDA = 0.30
 
 
 class Pointer(Record):
@@ -40,7 +38,7 @@ class DecayModel(ReadModel):
     name = "decay"
 
     def __init__(self) -> None:
-        self.lambda_ = DEFAULT_LAMBDA
+        self.lambda_ = DEFAULT_BLOCK_LAMBDA
         self.latest: dict[str, int] = {}
         self.pointers: dict[str, Pointer] = {}
 
@@ -96,4 +94,4 @@ class DecayModel(ReadModel):
         return model
 
 
-__all__ = ["DEFAULT_LAMBDA", "DecayModel", "Pointer"]
+__all__ = ["DecayModel", "Pointer"]

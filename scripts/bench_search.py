@@ -99,7 +99,7 @@ def main() -> None:
         print(f"  {size:,}: folded {folder.position:,} events in {build:.1f} s", file=sys.stderr)
         kinds = {
             "events": (lambda q: view.search_events(q, limit=args.limit), state.search.events),
-            "raw": (lambda q: view.search_raw(q, limit=args.limit), state.search.raw),
+            "raw": (lambda q: view.search_raw_memory(q, limit=args.limit), state.search.raw),
         }
         for kind, (search, index) in kinds.items():
             took = timed_queries(search, asked)

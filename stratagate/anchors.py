@@ -6,8 +6,9 @@ anchor — the namespace, a global position, the chain hash of the row there, th
 outside the database (a ticket, a log shipper, another machine) turns both into findable
 damage: the log still extends the anchor only if its row at that position has that hash.
 
-With a key (``STRATAGATE_CHECKPOINT_KEY``) an anchor also carries an HMAC-SHA256 ``seal`` over
-its fields, so an anchor cannot be forged without the key either. Everything here is pure but
+With a key (``STRATAGATE_CHECKPOINT_KEY``) an anchor is also signed: an HMAC-SHA256 over its
+fields, kept in its ``seal`` field (the name the ``stratagate.anchor.v1`` format stores), so an
+anchor cannot be forged without the key either. Everything here is pure but
 the environment read of ``checkpoint_key``.
 """
 
@@ -29,7 +30,7 @@ from stratagate.store.records import LogFault, StoredEvent
 from stratagate.timeutil import format_utc
 
 KEY_VARIABLE = "STRATAGATE_CHECKPOINT_KEY"
-"""The environment variable holding the key that seals anchors and checkpoint events."""
+"""The environment variable holding the key that signs anchors and checkpoint events."""
 
 ANCHOR_FORMAT: Literal["stratagate.anchor.v1"] = "stratagate.anchor.v1"
 
@@ -46,16 +47,17 @@ class Anchor(Model):
     event_count: int
     created_at: str
     seal: str | None = None
-    """HMAC-SHA256 of the other fields under the checkpoint key, when one was set."""
+    """The signature: HMAC-SHA256 of the other fields under the checkpoint key, when one was
+    set (the field keeps the format's name)."""
 
 
 def checkpoint_key() -> bytes | None:
-    """The sealing key from ``STRATAGATE_CHECKPOINT_KEY`` (``None`` when unset or empty)."""
+    """The signing key from ``STRATAGATE_CHECKPOINT_KEY`` (``None`` when unset or empty)."""
     value = os.environ.get(KEY_VARIABLE, "")
     return value.encode("utf-8", "surrogateescape") if value else None
 
 
-def seal(key: bytes, namespace: str, position: int, head_hash: str) -> str:
+def sign(key: bytes, namespace: str, position: int, head_hash: str) -> str:
     """The HMAC-SHA256 (hex) that binds a head to its namespace under ``key``."""
     message = orjson.dumps([namespace, position, head_hash])
     return hmac.new(key, message, hashlib.sha256).hexdigest()
@@ -73,7 +75,7 @@ def make_anchor(
         head_hash=head_hash,
         event_count=count,
         created_at=format_utc(at),
-        seal=seal(key, namespace, position, head_hash) if key else None,
+        seal=sign(key, namespace, position, head_hash) if key else None,
     )
 
 
@@ -94,10 +96,11 @@ def anchor_fault(
     """Why the log no longer extends ``anchor`` (``None`` if it does), given the namespace's
     row at the anchor's position (if any) and its last position now."""
     if anchor.seal is not None and key is not None:
-        expected = seal(key, anchor.namespace, anchor.position, anchor.head_hash)
+        expected = sign(key, anchor.namespace, anchor.position, anchor.head_hash)
         if not hmac.compare_digest(expected, anchor.seal):
             return LogFault(
-                anchor.position, "the anchor's seal does not match (forged or wrong key)"
+                anchor.position,
+                "the anchor's seal (its signature) does not match (forged or wrong key)",
             )
     if anchor.position == 0:
         return None
@@ -125,5 +128,5 @@ __all__ = [
     "checkpoint_key",
     "make_anchor",
     "parse_anchor",
-    "seal",
+    "sign",
 ]

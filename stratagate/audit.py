@@ -50,7 +50,7 @@ def namespace_exists(store: EventStore, namespace: str) -> bool:
 
 
 def take_anchor(store: EventStore, namespace: str, at: datetime) -> Anchor:
-    """The anchor of the namespace's head now, sealed when a checkpoint key is set. The head
+    """The anchor of the namespace's head now, signed when a checkpoint key is set. The head
     is checked against the last row first: a broken head is no anchor."""
     store.check_head(namespace)
     head = store.head(namespace)
@@ -151,7 +151,7 @@ def _replay_against(
                 apply_at(state, recorded)
                 checked += 1
                 if isinstance(recorded.event, LogCheckpointed):
-                    fault = _sealed_fault(store, namespace, recorded.event)
+                    fault = _signed_fault(store, namespace, recorded.event)
                     if fault is not None:
                         return _failed(fault.position, fault.reason, chain_ok=False)
             if len(rows) < PAGE_SIZE:
@@ -180,19 +180,19 @@ def _replay_against(
     )
 
 
-def _sealed_fault(store: EventStore, namespace: str, sealed: LogCheckpointed) -> LogFault | None:
+def _signed_fault(store: EventStore, namespace: str, signed: LogCheckpointed) -> LogFault | None:
     """A logged checkpoint must still name the row at its position (and, with the key, carry
-    the right seal): otherwise the log up to it was rewritten and re-hashed."""
+    the right signature): otherwise the log up to it was rewritten and re-hashed."""
     anchor = Anchor(
         namespace=namespace,
-        position=sealed.position,
-        head_hash=sealed.head_hash,
+        position=signed.position,
+        head_hash=signed.head_hash,
         event_count=0,
-        created_at=format_utc(sealed.at),
-        seal=sealed.seal,
+        created_at=format_utc(signed.at),
+        seal=signed.seal,
     )
-    rows = store.read(namespace, after=max(0, sealed.position - 1), limit=1)
-    found = rows[0] if rows and rows[0].global_position == sealed.position else None
+    rows = store.read(namespace, after=max(0, signed.position - 1), limit=1)
+    found = rows[0] if rows and rows[0].global_position == signed.position else None
     fault = anchor_fault(anchor, found, store.head(namespace), checkpoint_key())
     if fault is None:
         return None

@@ -1,8 +1,9 @@
-"""The caller's model callbacks: resolving ``"offline"``, calling sync or async, validating output.
+"""Calling the model callbacks: sync or async, output validated, named for the log.
 
-A callback may be a plain callable or an ``async def``; it may return the model or a dict. Its
-output is validated before anything is appended; an exception it raises propagates unchanged
-(the caller sees its own error) after the failed job state is durable.
+A callback (the caller's, or a provider's from ``stratagate.providers``) may be a plain
+callable or an ``async def``; it may return the model or a dict. Its output is validated before
+anything is appended; an exception it raises propagates unchanged (the caller sees its own
+error) after the failed job state is durable.
 """
 
 from __future__ import annotations
@@ -18,25 +19,10 @@ from stratagate.errors import InvalidInputError, ModelResponseError
 from stratagate.models import parse_input
 
 M = TypeVar("M", bound=BaseModel)
-Callback = Callable[[Any], Any]
+Callback = Callable[..., Any]
 
 OFFLINE = "offline"
-
-
-def resolve(role: str, value: Callback | str | None) -> Callback | None:
-    """The callable for a callback option: ``None``, a callable, or ``"offline"``."""
-    if value is None or callable(value):
-        return value
-    if value == OFFLINE:
-        from stratagate import offline
-
-        offline_models: dict[str, Callback] = {
-            "summarizer": offline.offline_summarizer,
-            "extractor": offline.offline_extractor,
-            "element_projector": offline.offline_element_projector,
-        }
-        return offline_models[role]
-    raise InvalidInputError(f"{role}: expected a callable, 'offline' or None, got {value!r}")
+"""How the log names the bundled offline models (``BlockSealed.summarizer``)."""
 
 
 def describe(fn: Callback | None) -> str:
@@ -86,4 +72,4 @@ def validate_output(model: type[M], value: Any, role: str) -> M:
         raise ModelResponseError(str(exc)) from exc
 
 
-__all__ = ["OFFLINE", "Callback", "describe", "invoke", "is_local", "resolve", "validate_output"]
+__all__ = ["OFFLINE", "Callback", "describe", "invoke", "is_local", "validate_output"]

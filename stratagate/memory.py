@@ -148,6 +148,10 @@ def database_url(database: str | os.PathLike[str]) -> str:
             f"database must be a file path or a URL, not {type(database).__name__}"
         )
     text = os.fsdecode(database)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: no file system can take the name
+        raise InvalidInputError(f"database {text!r} is not valid UTF-8") from exc
     if "://" in text or text == ":memory:":
         return text
     return str(Path(text).expanduser().resolve())

@@ -12,7 +12,7 @@ Which handler answers which message is read from the handlers' own ``@handles`` 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -335,64 +335,89 @@ class EraseNamespace(Command[ErasureReport]):
 # -- queries (reader) ------------------------------------------------------------------------
 
 
-class CurrentTurn(Query[int]):
+class ViewRead(Query[R]):
+    """A plain read of the read models: answered by the ``MemoryView`` method ``read`` names,
+    called with the message's fields as keyword arguments (so a time-travel view answers the
+    same read the same way)."""
+
+    read: ClassVar[str]
+
+    def arguments(self) -> dict[str, Any]:
+        """The fields, by name, as the view method takes them."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
+
+
+class CurrentTurn(ViewRead[int]):
     """Turns appended to the namespace (all threads)."""
 
+    read = "current_turn"
 
-class GetBlock(Query[MemoryBlock]):
+
+class GetBlock(ViewRead[MemoryBlock]):
+    read = "get_block"
     block_id: str
 
 
-class ListBlocks(Query[list[MemoryBlock]]):
+class ListBlocks(ViewRead[list[MemoryBlock]]):
+    read = "list_blocks"
     thread_id: str | None = None
 
 
-class ListOpenTail(Query[list[RawMessage]]):
+class ListOpenTail(ViewRead[list[RawMessage]]):
+    read = "list_open_tail"
     thread_id: str | None = None
 
 
-class GetBlockContext(Query[list[BlockContextEntry]]):
+class GetBlockContext(ViewRead[list[BlockContextEntry]]):
+    read = "get_block_context"
     thread_id: str | None = None
 
 
-class GetEvent(Query[EventCard]):
+class GetEvent(ViewRead[EventCard]):
+    read = "get_event"
     event_id: str
 
 
-class ListEvents(Query[list[EventCard]]):
+class ListEvents(ViewRead[list[EventCard]]):
     """Every event card in creation order, whatever its status."""
 
+    read = "list_events"
 
-class EventWeight(Query[float]):
+
+class EventWeight(ViewRead[float]):
+    read = "event_weight"
     event_id: str
 
 
-class ExpandEvent(Query[ExpandedEvent]):
+class ExpandEvent(ViewRead[ExpandedEvent]):
+    read = "expand_event"
     event_id: str
 
 
-class GetElement(Query[ElementCard]):
+class GetElement(ViewRead[ElementCard]):
+    read = "expand_element"
     element_id: str
     at: Moment = None
 
 
-class ListElements(Query[list[ElementCard]]):
-    pass
+class ListElements(ViewRead[list[ElementCard]]):
+    read = "list_elements"
 
 
-class ListExtractionJobs(Query[list[ExtractionJob]]):
-    pass
+class ListExtractionJobs(ViewRead[list[ExtractionJob]]):
+    read = "list_extraction_jobs"
 
 
-class ListProjectionJobs(Query[list[ElementProjectionJob]]):
-    pass
+class ListProjectionJobs(ViewRead[list[ElementProjectionJob]]):
+    read = "list_element_projection_jobs"
 
 
-class ListUsageReceipts(Query[list[UsageReceipt]]):
-    pass
+class ListUsageReceipts(ViewRead[list[UsageReceipt]]):
+    read = "list_usage_receipts"
 
 
-class HasReceipt(Query[bool]):
+class HasReceipt(ViewRead[bool]):
+    read = "has_ingestion_receipt"
     receipt_id: str
 
 
@@ -547,4 +572,5 @@ __all__ = [
     "TurnAck",
     "UndoImport",
     "Verify",
+    "ViewRead",
 ]

@@ -9,13 +9,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from stratagate.callbacks import Callback, resolve
 from stratagate.errors import InvalidInputError
+from stratagate.providers import KINDS, Option, resolve
 from stratagate.timeutil import ensure_utc, utc_now
 
 Runtime = Literal["inline", "ray"]
 DEFAULT_BLOCK_TURN_SIZE = 12
-DEFAULT_BLOCK_DECAY_LAMBDA = 0.30
 
 
 def new_id(prefix: str) -> str:
@@ -28,15 +27,18 @@ class MemoryOptions:
     """Everything ``StrataGate.open``/``in_memory`` accept besides database and namespace.
 
     ``block_turn_size`` and ``block_decay_lambda`` left as ``None`` keep what the namespace
-    already recorded (defaults 12 and 0.30 for a new namespace); an explicit value different
+    already recorded (defaults ``DEFAULT_BLOCK_TURN_SIZE`` and ``DEFAULT_BLOCK_LAMBDA`` for a new namespace); an explicit value different
     from the recorded one is logged as a settings change.
     """
 
     block_turn_size: int | None = None
     block_decay_lambda: float | None = None
-    summarizer: Callback | str | None = None
-    extractor: Callback | str | None = None
-    element_projector: Callback | str | None = None
+    summarizer: Option = None
+    extractor: Option = None
+    element_projector: Option = None
+    """Each ``None``, a callable, or a provider name (``"offline"``, ``"openai"``: see
+    ``stratagate.providers``; a name's model is built when the options are made, so a provider
+    that cannot be configured fails the open)."""
     clock: Callable[[], datetime] = utc_now
     id_factory: Callable[[str], str] = new_id
     runtime: Runtime = "inline"
@@ -75,8 +77,8 @@ class MemoryOptions:
             raise InvalidInputError(f"block_decay_lambda must be a finite number >= 0, got {lam!r}")
         if self.runtime not in ("inline", "ray"):
             raise InvalidInputError(f"runtime must be 'inline' or 'ray', got {self.runtime!r}")
-        for role in ("summarizer", "extractor", "element_projector"):
-            resolve(role, getattr(self, role))
+        for kind in KINDS:
+            resolve(kind, getattr(self, kind))
         if not callable(self.clock) or not callable(self.id_factory):
             raise InvalidInputError("clock and id_factory must be callables")
         if (
@@ -122,7 +124,6 @@ class MemoryOptions:
 
 
 __all__ = [
-    "DEFAULT_BLOCK_DECAY_LAMBDA",
     "DEFAULT_BLOCK_TURN_SIZE",
     "MemoryOptions",
     "Runtime",

@@ -1,4 +1,5 @@
-"""Which data keys an erasure destroys: pure rules over the read models.
+"""Erasure (crypto-shredding), the weight keeper's part that destroys content: which data keys
+an erasure destroys (pure rules over the read models), and the handlers that record it.
 
 A thread's content is sealed under its thread key (turns, blocks, seal errors), the keys of its
 blocks (extraction reasons and errors), the keys of the cards drawn from those blocks, and the
@@ -9,10 +10,20 @@ its key and the keys of the projection jobs that read it. Key names are those of
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import getpass
+import os
+import socket
+from collections.abc import Callable, Iterable
+from typing import Literal
 
 from projections.blocks import thread_key
 from projections.state import NamespaceState
+from stratagate.actors.role import Role, handles
+from stratagate.errors import UnknownIdError
+from stratagate.events import DomainEvent, EventErased, NamespaceErased, ThreadErased
+from stratagate.messages import EraseEvent, EraseNamespace, EraseThread
+from stratagate.results import ErasureReport
+from stratagate.timeutil import format_utc
 
 
 def thread_key_names(state: NamespaceState, thread_id: str | None) -> set[str]:
@@ -46,4 +57,98 @@ def job_key_names(state: NamespaceState, card_ids: Iterable[str]) -> set[str]:
     }
 
 
-__all__ = ["event_key_names", "job_key_names", "thread_key_names"]
+class Erasure(Role):
+    """The erasure handlers of the weights stream's writer (``WeightKeeper`` is this role):
+    erasure needs every read model to find a thread's keys, and the weights actor holds them."""
+
+    @handles(EraseThread)
+    def erase_thread(self, command: EraseThread) -> ErasureReport:
+        """Erase a thread: its turns, blocks, cards and the facts drawn from them."""
+        self.refresh()
+        thread_id = command.thread_id
+        if self.state.blocks.thread(thread_id) is None:
+            raise UnknownIdError(f"unknown thread id {thread_id!r}")
+        names = thread_key_names(self.state, thread_id)
+        return self._erase(
+            "thread",
+            thread_id,
+            names,
+            command.reason,
+            lambda keys, by: ThreadErased(
+                thread_id=thread_id, reason=command.reason, by=by, keys=keys, at=self.options.now()
+            ),
+        )
+
+    @handles(EraseEvent)
+    def erase_event(self, command: EraseEvent) -> ErasureReport:
+        """Erase one card's text and the facts drawn from it (its source messages stay:
+        they are sealed under their thread's key, see docs/OPERATIONS.md)."""
+        self.refresh()
+        event_id = command.event_id
+        if event_id not in self.state.events.records:
+            raise UnknownIdError(f"unknown event id {event_id!r}")
+        return self._erase(
+            "event",
+            event_id,
+            event_key_names(self.state, event_id),
+            command.reason,
+            lambda keys, by: EventErased(
+                event_id=event_id, reason=command.reason, by=by, keys=keys, at=self.options.now()
+            ),
+        )
+
+    @handles(EraseNamespace)
+    def erase_namespace(self, command: EraseNamespace) -> ErasureReport:
+        """Erase every content field of the namespace (all its data keys go)."""
+        self.refresh()
+        return self._erase(
+            "namespace",
+            None,
+            None,
+            command.reason,
+            lambda keys, by: NamespaceErased(
+                reason=command.reason, by=by, keys=keys, at=self.options.now()
+            ),
+        )
+
+    def _erase(
+        self,
+        kind: Literal["thread", "event", "namespace"],
+        target: str | None,
+        names: set[str] | None,
+        reason: str,
+        make: Callable[[list[str], str], DomainEvent],
+    ) -> ErasureReport:
+        """Record the erasure, then destroy the keys and snapshots, then fold the log again.
+
+        The record comes first: a crash before the keys go leaves an erasure to repeat (it is
+        idempotent), never keys destroyed without a record of who asked and why.
+        """
+        live_keys = self.live.keys.names()
+        ids = sorted(key_id for name, key_id in live_keys.items() if names is None or name in names)
+        erased = make(ids, _who())
+        self._append(erased)
+        position = self.state.position
+        destroyed = self.live.store.shred(
+            self.namespace, None if names is None else ids, format_utc(erased.at)
+        )
+        self.live.rehydrate()
+        return ErasureReport(
+            kind=kind,
+            target=target,
+            position=position,
+            keys_destroyed=destroyed,
+            reason=reason,
+        )
+
+
+def _who() -> str:
+    """The operator as this process sees it: user, host and process id."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname()} pid {os.getpid()}"
+
+
+__all__ = ["Erasure", "event_key_names", "job_key_names", "thread_key_names"]

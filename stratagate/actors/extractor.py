@@ -11,7 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from stratagate.actors.role import Role, Taken, error_text, handles
-from stratagate.callbacks import Callback, invoke, is_local, resolve, validate_output
+from stratagate.callbacks import invoke, is_local, validate_output
+from stratagate.core.ingest import DecidedItem, ImportDecision, decide_import
 from stratagate.core.layers import deterministic_layers
 from stratagate.core.provenance import build_card
 from stratagate.errors import InvalidInputError, ModelResponseError, UnknownIdError
@@ -30,6 +31,7 @@ from stratagate.events import (
     ExtractionSucceeded,
 )
 from stratagate.events.payloads import CardData, MessageData, SummaryData, convert, convert_all
+from stratagate.formats.external_memory import ImportPlan
 from stratagate.messages import AddEvents, ExtractReady, ImportExternal, UndoImport
 from stratagate.models import (
     EventCard,
@@ -38,6 +40,8 @@ from stratagate.models import (
     ExtractionResult,
     RawMessage,
 )
+from stratagate.providers import Extractor as ExtractorModel
+from stratagate.providers import resolve
 from stratagate.results import ImportResult
 
 SUMMARIZER_SKIP = "the summarizer marked the block should_extract=false"
@@ -93,23 +97,23 @@ class Extractor(Role):
         return extracted
 
     def _extract(
-        self, extractor: Callback, block_id: str, position: int, attempt: int
+        self, extractor: ExtractorModel, block_id: str, position: int, attempt: int
     ) -> list[EventCard]:
         started = ExtractionStarted(block_id=block_id, attempt=attempt, at=self.options.now())
         pending = [started] if is_local(extractor) else []  # see Sealer._seal
         if not pending:
             self._append(started)
         view = self.view
-        target = view.block(block_id)
+        target = view.get_block(block_id)
         thread_id = target.thread_id
         blocks = self.state.blocks
         previous = blocks.block_at(thread_id, position - 1)
         following = blocks.block_at(thread_id, position + 1)
         assert following is not None, "a target is only ready once its next block is sealed"
         context = ExtractionContext(
-            previous=view.block(previous.id) if previous else None,
+            previous=view.get_block(previous.id) if previous else None,
             target=target,
-            next=view.block(following.id),
+            next=view.get_block(following.id),
             timeline=view.timeline(
                 limit=self.options.timeline_limit or None,
                 related_to=" ".join([target.l0_title, *target.l0_tags]),
@@ -151,7 +155,7 @@ class Extractor(Role):
             ),
             *self._supersessions(cards, now),
         )
-        return [self.view.event(card.id) for card in cards]
+        return [self.view.get_event(card.id) for card in cards]
 
     def _card(
         self,
@@ -217,13 +221,13 @@ class Extractor(Role):
             *(EventAdded(event=convert(CardData, card), origin="manual", at=now) for card in cards),
             *self._supersessions(cards, now),
         )
-        return [self.view.event(card.id) for card in cards]
+        return [self.view.get_event(card.id) for card in cards]
 
     # -- external memory import -------------------------------------------------------------
 
     @handles(ImportExternal)
     def import_external(self, command: ImportExternal) -> ImportResult:
-        """Append a decided import plan as one atomic batch.
+        """Append a decided import plan as one atomic batch (the rules: ``core.ingest``).
 
         Items imported meanwhile (same content hash) are skipped; a target that is no longer
         an existing event makes the whole import fail with nothing appended.
@@ -232,74 +236,55 @@ class Extractor(Role):
         plan, decisions = command.plan, command.decisions
         if len(decisions) != len(plan.items):
             raise InvalidInputError("one decision per planned item is needed")
-        known = self.state.events.imported_hashes()
-        pairs = [
-            (p, d) for p, d in zip(plan.items, decisions, strict=True) if p.digest not in known
-        ]
-        skipped = plan.skipped_duplicates + len(plan.items) - len(pairs)
-        if not pairs:
-            return ImportResult(batch_id=None, source_block_id=None, skipped_duplicates=skipped)
-        records = self.state.events.records
-        for _, decision in pairs:
-            if decision.target_event_id is not None and decision.target_event_id not in records:
-                raise UnknownIdError(
-                    f"decide() target {decision.target_event_id!r} is not an event"
+        planned = {item.message.id: item for item in plan.items}
+        decision = decide_import(
+            [
+                DecidedItem(
+                    digest=item.digest,
+                    message_id=item.message.id,
+                    candidate=item.candidate,
+                    action=choice.action,
+                    target_event_id=choice.target_event_id,
                 )
-        now = self.options.now()
-        messages = [planned.message for planned, _ in pairs]
-        layers = deterministic_layers(messages)
-        events: list[DomainEvent] = [
-            ExternalImportRecorded(
-                batch_id=plan.batch_id,
-                format=plan.format,
-                source=plan.source,
-                block_id=plan.block_id,
-                messages=convert_all(MessageData, messages),
-                summary=SummaryData(
-                    l0_title=f"Imported memory from {plan.source}",
-                    l0_tags=["import"],
-                    l1_summary=f"{len(messages)} memory items imported from {plan.source}.",
-                    l2_keypoints=[m.content[:160] for m in messages[:12]],
-                    should_extract=False,
-                ),
-                l3_condensed=layers.l3_condensed,
-                l4_readable=layers.l4_readable,
-                item_hashes=[planned.digest for planned, _ in pairs],
-                at=now,
-            )
-        ]
-        result = ImportResult(
-            batch_id=plan.batch_id, source_block_id=plan.block_id, skipped_duplicates=skipped
+                for item, choice in zip(plan.items, decisions, strict=True)
+            ],
+            imported=self.state.events.imported_hashes(),
+            events=self.state.events.records,
+            skipped_before=plan.skipped_duplicates,
         )
-        existing = Taken(records)
-        for planned, decision in pairs:
-            target = decision.target_event_id
-            proposal = planned.candidate
-            if decision.action == "ignore":
-                result.ignored.append(planned.message.id)
-                continue
-            if decision.action == "merge":
-                assert target is not None
-                events.append(
-                    EventMerged(
-                        event_id=target,
-                        source_message_id=planned.message.id,
-                        import_batch_id=plan.batch_id,
-                        at=now,
+        result = ImportResult(
+            batch_id=plan.batch_id if decision.steps else None,
+            source_block_id=plan.block_id if decision.steps else None,
+            skipped_duplicates=decision.skipped_duplicates,
+        )
+        if not decision.steps:
+            return result
+        now = self.options.now()
+        messages = [planned[step.item.message_id].message for step in decision.steps]
+        events: list[DomainEvent] = [self._import_recorded(plan, messages, decision, now)]
+        existing = Taken(self.state.events.records)
+        for step in decision.steps:
+            item, batch = step.item, plan.batch_id
+            if step.card is None:
+                if item.action == "merge":
+                    assert item.target_event_id is not None
+                    events.append(
+                        EventMerged(
+                            event_id=item.target_event_id,
+                            source_message_id=item.message_id,
+                            import_batch_id=batch,
+                            at=now,
+                        )
                     )
-                )
-                result.merged.append(target)
+                    result.merged.append(item.target_event_id)
+                else:
+                    result.ignored.append(item.message_id)
                 continue
-            if decision.action == "conflict":
-                assert proposal.temporal is not None and target is not None
-                temporal = proposal.temporal.model_copy(
-                    update={"conflicts_with_event_ids": [target]}
-                )
-                proposal = proposal.model_copy(update={"temporal": temporal})
+            message = planned[item.message_id].message
             card = self._card(
-                proposal,
+                step.card,
                 plan.block_id,
-                [planned.message],
+                [message],
                 existing,
                 now,
                 strict=True,
@@ -307,28 +292,50 @@ class Extractor(Role):
             )
             events.append(
                 EventAdded(
-                    event=convert(CardData, card),
-                    origin="import",
-                    import_batch_id=plan.batch_id,
-                    at=now,
+                    event=convert(CardData, card), origin="import", import_batch_id=batch, at=now
                 )
             )
             result.added.append(card.id)
-            if decision.action == "supersede":
-                assert target is not None
+            if item.action == "supersede":
+                assert item.target_event_id is not None
                 events.append(
                     EventSuperseded(
-                        event_id=target,
+                        event_id=item.target_event_id,
                         superseded_by=card.id,
-                        import_batch_id=plan.batch_id,
+                        import_batch_id=batch,
                         at=now,
                     )
                 )
-                result.superseded.append(target)
-            elif decision.action == "conflict":
+                result.superseded.append(item.target_event_id)
+            elif item.action == "conflict":
                 result.conflicts.append(card.id)
         self._append(*events)
         return result
+
+    @staticmethod
+    def _import_recorded(
+        plan: ImportPlan, messages: list[RawMessage], decision: ImportDecision, at: datetime
+    ) -> ExternalImportRecorded:
+        """The batch's own event: its source, its messages (one block) and their hashes."""
+        layers = deterministic_layers(messages)
+        return ExternalImportRecorded(
+            batch_id=plan.batch_id,
+            format=plan.format,
+            source=plan.source,
+            block_id=plan.block_id,
+            messages=convert_all(MessageData, messages),
+            summary=SummaryData(
+                l0_title=f"Imported memory from {plan.source}",
+                l0_tags=["import"],
+                l1_summary=f"{len(messages)} memory items imported from {plan.source}.",
+                l2_keypoints=[m.content[:160] for m in messages[:12]],
+                should_extract=False,
+            ),
+            l3_condensed=layers.l3_condensed,
+            l4_readable=layers.l4_readable,
+            item_hashes=[step.item.digest for step in decision.steps],
+            at=at,
+        )
 
     @handles(UndoImport)
     def undo_import(self, command: UndoImport) -> bool:

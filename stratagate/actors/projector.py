@@ -11,7 +11,7 @@ from typing import Any
 
 from projections.jobs import ProjectionJobRecord
 from stratagate.actors.role import Role, error_text, handles
-from stratagate.callbacks import invoke, is_local, resolve, validate_output
+from stratagate.callbacks import invoke, is_local, validate_output
 from stratagate.core.facts import plan_projection, projection_diagnostic, touched_elements
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.events import (
@@ -38,6 +38,7 @@ from stratagate.models import (
     ElementProjectionResult,
     EventCard,
 )
+from stratagate.providers import resolve
 from stratagate.timeutil import partial_bounds
 
 
@@ -100,7 +101,7 @@ class Projector(Role):
         while (job := self._next_job(retries)) is not None:
             done = self._run(projector, job.id, job.source_event_ids, job.attempts + 1, [])
             touched.update(dict.fromkeys(done))
-        return [self.view.element(element_id) for element_id in touched]
+        return [self.view.expand_element(element_id) for element_id in touched]
 
     def _unqueued(self) -> list[list[str]]:
         """Each group of durable events not yet queued, with the ids still known."""
@@ -165,8 +166,8 @@ class Projector(Role):
         view = self.view
         return ElementProjectionContext(
             job_id=job_id,
-            events=[view.event(e) for e in event_ids if e in self.state.events.records],
-            existing_elements=view.elements(),
+            events=[view.get_event(e) for e in event_ids if e in self.state.events.records],
+            existing_elements=view.list_elements(),
         )
 
     def _running(self, job_id: str) -> None:
@@ -192,10 +193,10 @@ class Projector(Role):
     ) -> ProjectionCompleted:
         """What a job's result applies: the plan of facts citing only the batch's events."""
         view = self.view
-        batch = [view.event(e) for e in event_ids if e in self.state.events.records]
+        batch = [view.get_event(e) for e in event_ids if e in self.state.events.records]
         now = self.options.now()
         plan = plan_projection(
-            view.elements(),
+            view.list_elements(),
             outcome.changes,
             event_ids,
             at=now,

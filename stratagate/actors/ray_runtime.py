@@ -62,6 +62,8 @@ RELEASE_SNAPSHOT_MIN = 200
 """A released actor snapshots only when at least this many events came since its last
 snapshot: a short tail replays faster than a snapshot is written."""
 R = TypeVar("R")
+Actor = ActorHandle[Any]
+"""A Ray actor's handle (role actors and the directory alike)."""
 log = logging.getLogger(__name__)
 
 PRELOAD: dict[RoleName, tuple[str, ...]] = {
@@ -84,7 +86,7 @@ class _Assignment:
     live: LiveState
     handlers: dict[type[MessageHandler], MessageHandler]
     """The role, and for the weights actor also the reader it hosts."""
-    peers: dict[RoleName, ActorHandle]
+    peers: dict[RoleName, Actor]
     hydrated_at: int
     errors: list[BaseException] = field(default_factory=list)
 
@@ -108,7 +110,7 @@ class RoleActor:
         options: MemoryOptions,
         lease: Lease,
         recover: bool,
-        peers: dict[RoleName, ActorHandle],
+        peers: dict[RoleName, Actor],
     ) -> int:
         """Serve ``namespace`` under ``lease`` from now on; returns the position hydrated to."""
         self.current = None
@@ -220,7 +222,7 @@ class RoleActor:
 class _Activation:
     database: str
     namespace: str
-    handles: dict[RoleName, ActorHandle]
+    handles: dict[RoleName, Actor]
     lease: Lease
 
 
@@ -231,7 +233,7 @@ class Directory:
     def __init__(self, max_live: int) -> None:
         self.max_live = max_live
         self.live: OrderedDict[str, _Activation] = OrderedDict()
-        self.idle: dict[RoleName, list[ActorHandle]] = {role: [] for role in ROLES}
+        self.idle: dict[RoleName, list[Actor]] = {role: [] for role in ROLES}
         self.users: Counter[str] = Counter()
         """Open memories per namespace: namespaces nobody has open are passivated first."""
         self.stores: dict[str, EventStore] = {}
@@ -246,7 +248,7 @@ class Directory:
 
     def prestart(self, per_role: int) -> int:
         """Start idle actors ahead so activations find them warm; returns the pool size."""
-        fresh: list[tuple[RoleName, ActorHandle]] = []
+        fresh: list[tuple[RoleName, Actor]] = []
         for role in ROLES:
             missing = per_role - len(self.idle[role]) - len(self.live)  # one serving per live
             fresh.extend((role, self._new_actor(role)) for _ in range(max(0, missing)))
@@ -255,15 +257,15 @@ class Directory:
             self.idle[role].append(actor)
         return sum(len(actors) for actors in self.idle.values())
 
-    def _new_actor(self, role: RoleName) -> ActorHandle:
+    def _new_actor(self, role: RoleName) -> Actor:
         self.started += 1
         # SPREAD: on a cluster, the pool (and so the namespaces) spreads over the nodes
-        actor: ActorHandle = RoleActor.options(  # type: ignore[attr-defined]
+        actor: Actor = RoleActor.options(  # type: ignore[attr-defined]
             scheduling_strategy="SPREAD"
         ).remote(role)
         return actor
 
-    def _take(self, role: RoleName) -> ActorHandle:
+    def _take(self, role: RoleName) -> Actor:
         return self.idle[role].pop() if self.idle[role] else self._new_actor(role)
 
     # -- activation -------------------------------------------------------------------------
@@ -275,7 +277,7 @@ class Directory:
         options: MemoryOptions,
         recover: bool,
         attach: bool = False,
-    ) -> dict[RoleName, ActorHandle]:
+    ) -> dict[RoleName, Actor]:
         """The namespace's actors, assigning pooled ones if it is not live; passivates beyond
         the bound (``attach``: a memory opens it, and holds it until ``release``)."""
         self.max_live = options.max_live_namespaces  # the latest opener sets the bound
@@ -322,7 +324,7 @@ class Directory:
         options: MemoryOptions,
         lease: Lease,
         recover: bool,
-    ) -> dict[RoleName, ActorHandle]:
+    ) -> dict[RoleName, Actor]:
         """Assign one pooled actor per role; a pooled actor that died is replaced by a new one."""
         handles = {role: self._take(role) for role in ROLES}
         for attempt in range(2):
@@ -392,7 +394,7 @@ class Directory:
             self._store(activation.database).release_lease(activation.lease)
         self.passivations += 1
 
-    def _return(self, handles: dict[RoleName, ActorHandle]) -> None:
+    def _return(self, handles: dict[RoleName, Actor]) -> None:
         for role, actor in handles.items():
             self.idle[role].append(actor)
 
@@ -467,17 +469,17 @@ def ensure_ray(address: str | None = None) -> None:
             raise RuntimeUnavailableError(f"cannot start or reach Ray: {exc}") from exc
 
 
-def directory(max_live: int) -> ActorHandle:
+def directory(max_live: int) -> Actor:
     """The cluster's directory actor (get-or-create)."""
     # Detached: it must outlive the memory that happened to create it, or closing that memory
     # would take the directory down and with it every role actor it owns (fate-sharing).
-    handle: ActorHandle = Directory.options(  # type: ignore[attr-defined]
+    handle: Actor = Directory.options(  # type: ignore[attr-defined]
         name=DIRECTORY_NAME, namespace=RAY_NAMESPACE, get_if_exists=True, lifetime="detached"
     ).remote(max_live)
     return handle
 
 
-def _run_alone(namespace: str, message: Message[Any], actor: ActorHandle) -> Any:
+def _run_alone(namespace: str, message: Message[Any], actor: Actor) -> Any:
     """Have ``actor`` run ``message`` as a chain of one (nothing is nudged after it)."""
     return actor.run_chain.remote(namespace, (message,))
 
@@ -518,7 +520,7 @@ class RayRuntime:
             _PRESTARTED[self._directory._actor_id] = options.ray_prestart
         self._handles = self._activate(attach=True)
 
-    def _activate(self, *, attach: bool = False) -> dict[RoleName, ActorHandle]:
+    def _activate(self, *, attach: bool = False) -> dict[RoleName, Actor]:
         args = (self.database, self.namespace, self.options, self.recover, attach)
         try:
             handles: Any = ray.get(self._directory.activate.remote(*args))
@@ -527,7 +529,7 @@ class RayRuntime:
             handles = ray.get(self._directory.activate.remote(*args))
         except RayTaskError as exc:
             raise unwrap(exc) from None
-        return cast(dict[RoleName, ActorHandle], handles)
+        return cast(dict[RoleName, Actor], handles)
 
     @property
     def handles(self) -> Handles:
@@ -547,7 +549,7 @@ class RayRuntime:
         namespace = self.namespace
         return self._on(cast(RoleName, host), lambda actor: actor.handle.remote(namespace, message))
 
-    def _on(self, role: RoleName, call: Callable[[ActorHandle], Any]) -> Any:
+    def _on(self, role: RoleName, call: Callable[[Actor], Any]) -> Any:
         """Make one call on a role's actor and wait for it; when the actor was passivated,
         recycled or lost, have the directory re-activate the namespace and try again."""
         for attempt in range(CALL_ATTEMPTS):

@@ -16,46 +16,24 @@ from stratagate.audit import last_event_at
 from stratagate.core.filters import MAX_QUERY_CHARS, EventFilters
 from stratagate.formats.external_memory import ImportPlan, PlannedItem, candidate, item_hash
 from stratagate.messages import (
-    CurrentTurn,
-    EventWeight,
-    ExpandEvent,
-    GetBlock,
-    GetBlockContext,
-    GetElement,
-    GetEvent,
     GetStats,
-    HasReceipt,
-    ListBlocks,
-    ListElements,
-    ListEvents,
-    ListExtractionJobs,
-    ListOpenTail,
-    ListProjectionJobs,
-    ListUsageReceipts,
     PlanImport,
     Recall,
     RecordBatch,
     SearchElements,
     SearchEvents,
     SearchRaw,
+    ViewRead,
     search_options,
 )
 from stratagate.models import (
-    ElementCard,
-    ElementProjectionJob,
-    EventCard,
-    ExtractionJob,
-    MemoryBlock,
     RawMessage,
-    UsageReceipt,
 )
 from stratagate.read.recall import recall
 from stratagate.read.view import MemoryView
 from stratagate.results import (
-    BlockContextEntry,
     ElementHit,
     EventHit,
-    ExpandedEvent,
     HitList,
     NamespaceStats,
     RawHit,
@@ -81,65 +59,10 @@ class Reader(MessageHandler):
 
     # -- plain reads ------------------------------------------------------------------------
 
-    @handles(CurrentTurn)
-    def current_turn(self, _: CurrentTurn) -> int:
-        return self.view.turn
-
-    @handles(GetBlock)
-    def get_block(self, query: GetBlock) -> MemoryBlock:
-        return self.view.get_block(query.block_id)
-
-    @handles(ListBlocks)
-    def list_blocks(self, query: ListBlocks) -> list[MemoryBlock]:
-        return self.view.list_blocks(query.thread_id)
-
-    @handles(ListOpenTail)
-    def list_open_tail(self, query: ListOpenTail) -> list[RawMessage]:
-        return self.view.list_open_tail(query.thread_id)
-
-    @handles(GetBlockContext)
-    def get_block_context(self, query: GetBlockContext) -> list[BlockContextEntry]:
-        return self.view.get_block_context(query.thread_id)
-
-    @handles(GetEvent)
-    def get_event(self, query: GetEvent) -> EventCard:
-        return self.view.get_event(query.event_id)
-
-    @handles(ListEvents)
-    def list_events(self, _: ListEvents) -> list[EventCard]:
-        return self.view.list_events()
-
-    @handles(EventWeight)
-    def event_weight(self, query: EventWeight) -> float:
-        return self.view.event_weight(query.event_id)
-
-    @handles(ExpandEvent)
-    def expand_event(self, query: ExpandEvent) -> ExpandedEvent:
-        return self.view.expand_event(query.event_id)
-
-    @handles(GetElement)
-    def get_element(self, query: GetElement) -> ElementCard:
-        return self.view.expand_element(query.element_id, query.at)
-
-    @handles(ListElements)
-    def list_elements(self, _: ListElements) -> list[ElementCard]:
-        return self.view.list_elements()
-
-    @handles(ListExtractionJobs)
-    def list_extraction_jobs(self, _: ListExtractionJobs) -> list[ExtractionJob]:
-        return self.view.list_extraction_jobs()
-
-    @handles(ListProjectionJobs)
-    def list_projection_jobs(self, _: ListProjectionJobs) -> list[ElementProjectionJob]:
-        return self.view.list_element_projection_jobs()
-
-    @handles(ListUsageReceipts)
-    def list_usage_receipts(self, _: ListUsageReceipts) -> list[UsageReceipt]:
-        return self.view.list_usage_receipts()
-
-    @handles(HasReceipt)
-    def has_receipt(self, query: HasReceipt) -> bool:
-        return self.view.has_ingestion_receipt(query.receipt_id)
+    @handles(ViewRead)
+    def view_read(self, query: ViewRead[Any]) -> Any:
+        """A plain read: the view method the query names, with its fields."""
+        return getattr(self.view, query.read)(**query.arguments())
 
     @handles(GetStats)
     def stats(self, _: GetStats) -> NamespaceStats:

@@ -63,8 +63,8 @@ ANSWERED_BY: dict[type[Message[Any]], type[MessageHandler]] = answering(HANDLERS
 
 
 def handler_of(message: Message[Any]) -> type[MessageHandler]:
-    """The handler class that answers ``message``."""
-    cls = ANSWERED_BY.get(type(message))
+    """The handler class that answers ``message`` (registered for its type or a base of it)."""
+    cls = next((ANSWERED_BY[k] for k in type(message).__mro__ if k in ANSWERED_BY), None)
     if cls is None:
         raise TypeError(f"no handler answers {type(message).__name__}")
     return cls

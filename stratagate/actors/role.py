@@ -16,15 +16,16 @@ from stratagate.read.view import MemoryView
 
 R = TypeVar("R")
 HandlerFn = Callable[[Any, Any], Any]
+F = TypeVar("F", bound=HandlerFn)
 
 ID_ATTEMPTS = 1000
 """How many ids a role draws from the factory before giving up on finding an unused one."""
 
 
-def handles(*message_types: type[Message[Any]]) -> Callable[[HandlerFn], HandlerFn]:
+def handles(*message_types: type[Message[Any]]) -> Callable[[F], F]:
     """Mark a method as the handler of the given message types (one handler per type)."""
 
-    def deco(fn: HandlerFn) -> HandlerFn:
+    def deco(fn: F) -> F:
         fn.__dict__.setdefault("_handles_messages", []).extend(message_types)
         return fn
 
@@ -56,9 +57,16 @@ class MessageHandler:
         """The message types this class answers."""
         return frozenset(cls._message_handlers)
 
+    @classmethod
+    def handler_for(cls, message_type: type[Message[Any]]) -> HandlerFn | None:
+        """The method answering ``message_type``: its own, or that of the nearest base class
+        a handler was registered for (``@handles(ViewRead)`` answers every plain read)."""
+        table = cls._message_handlers
+        return next((table[k] for k in message_type.__mro__ if k in table), None)
+
     def handle(self, message: Message[R]) -> R:
         """Answer one message with its registered handler."""
-        handler = self._message_handlers.get(type(message))
+        handler = self.handler_for(type(message))
         if handler is None:
             raise TypeError(f"{type(self).__name__} does not handle {type(message).__name__}")
         result: R = handler(self, message)

@@ -11,11 +11,12 @@ from __future__ import annotations
 from projections.blocks import TailTurn, ThreadRecord, turn_digest
 from projections.jobs import INTERRUPTED
 from stratagate.actors.role import Role, Taken, error_text, handles
-from stratagate.callbacks import Callback, describe, invoke, is_local, resolve, validate_output
-from stratagate.core.decay import normalize_level
+from stratagate.callbacks import describe, invoke, is_local, validate_output
+from stratagate.core.decay import DEFAULT_BLOCK_LAMBDA, normalize_level
 from stratagate.core.default_summary import default_summary
+from stratagate.core.ingest import TurnRequest, TurnsSoFar, decide_turns
 from stratagate.core.layers import deterministic_layers
-from stratagate.errors import InvalidInputError, ReceiptConflictError, UnknownIdError
+from stratagate.errors import UnknownIdError
 from stratagate.events import (
     INGEST,
     BlockLifted,
@@ -36,7 +37,8 @@ from stratagate.messages import (
     TurnAck,
 )
 from stratagate.models import BlockSummary, MemoryBlock
-from stratagate.options import DEFAULT_BLOCK_DECAY_LAMBDA, DEFAULT_BLOCK_TURN_SIZE
+from stratagate.options import DEFAULT_BLOCK_TURN_SIZE
+from stratagate.providers import Summarizer, resolve
 from stratagate.results import BlockContextEntry
 
 
@@ -62,7 +64,7 @@ class Sealer(Role):
         lam = blocks.block_decay_lambda
         if lam is None:
             lam = self.options.block_decay_lambda
-        return size, DEFAULT_BLOCK_DECAY_LAMBDA if lam is None else lam
+        return size, DEFAULT_BLOCK_LAMBDA if lam is None else lam
 
     @handles(ApplySettings)
     def apply_settings(self, _: ApplySettings | None = None) -> bool:
@@ -95,65 +97,50 @@ class Sealer(Role):
 
     @handles(AppendTurns)
     def append_turns(self, command: AppendTurns) -> list[TurnAck]:
-        """Make many turns durable in one atomic append (one commit); each turn is checked as
-        if appended alone, after the turns before it in the batch."""
+        """Make many turns durable in one atomic append (one commit); each turn is decided as
+        if appended alone, after the turns before it in the batch (``core.ingest``)."""
         self.refresh()
         blocks = self.state.blocks
-        events: list[SettingsChanged | TurnAppended] = []
-        acks: list[TurnAck] = []
-        receipts: dict[str, str] = {}
-        used: set[str] = set()
-        turn = blocks.turn
-        thread_turns: dict[str | None, int] = {}
-        for index, item in enumerate(command.turns):
-            receipt = item.receipt_id
-            messages = convert_all(MessageData, item.messages)
-            digest = turn_digest(item.thread_id, messages)
-            known = None if receipt is None else blocks.receipts.get(receipt, receipts.get(receipt))
-            if known is not None:
-                if known != digest:
-                    raise ReceiptConflictError(
-                        f"turns[{index}]: receipt id {receipt!r} already names a different turn "
-                        "(same id, other content): nothing was appended"
-                    )
-                acks.append(TurnAck(turn=None, duplicate=True))
-                continue
-            if item.command_id in blocks.commands:
-                acks.append(TurnAck(turn=blocks.commands[item.command_id]))
-                continue
-            ids = [m.id for m in item.messages]
-            taken = [i for i in ids if i in blocks.messages or i in used]
-            if taken or len(set(ids)) != len(ids):
-                raise InvalidInputError(
-                    f"message ids already used: {', '.join(taken) or 'repeated in the turn'}"
-                )
-            used.update(ids)
-            if receipt is not None:
-                receipts[receipt] = digest
-            if not events and blocks.block_turn_size is None:
-                size, lam = self.settings()
-                events.append(
-                    SettingsChanged(block_turn_size=size, block_decay_lambda=lam, at=item.at)
-                )
-            thread = blocks.thread(item.thread_id)
-            thread_turn = thread_turns.get(item.thread_id, thread.turns if thread else 0) + 1
-            thread_turns[item.thread_id] = thread_turn
-            turn += 1
-            events.append(
-                TurnAppended(
-                    turn=turn,
-                    thread_id=item.thread_id,
-                    thread_turn=thread_turn,
-                    receipt_id=receipt,
-                    command_id=item.command_id,
-                    messages=messages,
-                    at=item.at,
-                )
+        stored = [convert_all(MessageData, item.messages) for item in command.turns]
+        requests = [
+            TurnRequest(
+                receipt_id=item.receipt_id,
+                command_id=item.command_id,
+                thread_id=item.thread_id,
+                message_ids=tuple(m.id for m in item.messages),
+                digest=turn_digest(item.thread_id, messages),
             )
-            acks.append(TurnAck(turn=turn))
+            for item, messages in zip(command.turns, stored, strict=True)
+        ]
+        seen = TurnsSoFar(
+            receipts=blocks.receipts,
+            commands=blocks.commands,
+            messages=blocks.messages,
+            turn=blocks.turn,
+            thread_turns=lambda thread_id: getattr(blocks.thread(thread_id), "turns", 0),
+        )
+        verdicts = decide_turns(requests, seen)
+        events: list[SettingsChanged | TurnAppended] = [
+            TurnAppended(
+                turn=verdict.turn,
+                thread_id=item.thread_id,
+                thread_turn=verdict.thread_turn,
+                receipt_id=item.receipt_id,
+                command_id=item.command_id,
+                messages=messages,
+                at=item.at,
+            )
+            for item, messages, verdict in zip(command.turns, stored, verdicts, strict=True)
+            if verdict.new and verdict.turn is not None and verdict.thread_turn is not None
+        ]
+        if events and blocks.block_turn_size is None:  # a new namespace records its settings
+            size, lam = self.settings()
+            events.insert(
+                0, SettingsChanged(block_turn_size=size, block_decay_lambda=lam, at=events[0].at)
+            )
         if events:
             self._append(*events)
-        return acks
+        return [TurnAck(turn=v.turn, duplicate=v.duplicate) for v in verdicts]
 
     @handles(SealReady)
     def seal_ready(self, command: SealReady) -> list[MemoryBlock]:
@@ -193,11 +180,11 @@ class Sealer(Role):
             raise failure.__cause__ from None  # type: ignore[misc]
         if pending:
             self._append(*pending)
-        return [self.view.block(block_id) for block_id in block_ids]
+        return [self.view.get_block(block_id) for block_id in block_ids]
 
     def _seal(
         self,
-        summarizer: Callback | None,
+        summarizer: Summarizer | None,
         thread: ThreadRecord,
         turns: list[TailTurn],
         position: int,

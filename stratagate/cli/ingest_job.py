@@ -22,39 +22,26 @@ from stratagate.cli.progress import Progress
 from stratagate.errors import InvalidInputError, ModelError, ReceiptConflictError
 from stratagate.formats.turn_files import FileTurn, TurnFileError, read_turn_file
 from stratagate.memory import StrataGate, check_namespace
+from stratagate.providers import KINDS, PROVIDERS
 
-MODEL_CHOICES: tuple[str, ...] = ("offline", "none", "openai")
+MODEL_CHOICES: tuple[str, ...] = (*PROVIDERS, "none")
+"""What ``--models`` takes: a provider name of ``stratagate.providers``, or ``none``."""
 
 TURNS_PER_CALL = 64
 """Turns per ``append_turns`` call: one commit, then the progress bar moves."""
 
 
 def model_options(models: str) -> dict[str, Any]:
-    """The callback options of ``StrataGate.open`` for ``--models``.
-
-    ``offline``: the bundled heuristics; ``none``: no callbacks (blocks seal with
-    deterministic views, nothing is extracted); ``openai``: the OpenAI-compatible adapters
-    configured from the environment (``ModelConfig.from_env()``).
-    """
-    if models == "offline":
-        return {"summarizer": "offline", "extractor": "offline", "element_projector": "offline"}
+    """The callback options of ``StrataGate.open`` for ``--models``: the provider's name for
+    each model (the library resolves it), or none (blocks seal with deterministic views,
+    nothing is extracted)."""
     if models == "none":
         return {}
-    if models == "openai":
-        from stratagate.adapters import (
-            ModelConfig,
-            ModelElementProjector,
-            ModelExtractor,
-            ModelSummarizer,
+    if models not in PROVIDERS:
+        raise InvalidInputError(
+            f"--models must be one of {', '.join(MODEL_CHOICES)}, got {models!r}"
         )
-
-        config = ModelConfig.from_env()
-        return {
-            "summarizer": ModelSummarizer(config),
-            "extractor": ModelExtractor(config),
-            "element_projector": ModelElementProjector(config),
-        }
-    raise InvalidInputError(f"--models must be one of {', '.join(MODEL_CHOICES)}, got {models!r}")
+    return dict.fromkeys(KINDS, models)
 
 
 @dataclass(frozen=True)

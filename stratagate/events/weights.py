@@ -90,8 +90,8 @@ class EventArchived(_Governance):
 
 @register
 class LogCheckpointed(DomainEvent):
-    """The namespace's head at ``position`` had chain hash ``head_hash``, sealed with the
-    checkpoint key (HMAC-SHA256, ``stratagate.anchors.seal``): a log re-hashed up to it by
+    """The namespace's head at ``position`` had chain hash ``head_hash``, signed with the
+    checkpoint key (HMAC-SHA256, ``stratagate.anchors.sign``; stored as ``seal``): a log re-hashed up to it by
     someone without the key no longer matches. No read model folds it."""
 
     stream = WEIGHTS

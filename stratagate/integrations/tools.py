@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.memory import StrataGate
-from stratagate.models import Strategy, Verdict
+from stratagate.models import ElementType, Strategy, Verdict
 
 In = TypeVar("In", bound=BaseModel)
 
@@ -80,9 +80,7 @@ class SearchElementsInput(ToolInput):
     query: Query
     limit: Limit = 8
     name: str | None = Field(None, description="Only facts of the element with this name.")
-    type: Literal["person", "project", "organization", "tool", "place"] | None = Field(
-        None, description="Only facts of elements of this type."
-    )
+    type: ElementType | None = Field(None, description="Only facts of elements of this type.")
 
 
 class SearchRawMemoryInput(ToolInput):

@@ -395,20 +395,5 @@ class MemoryView:
             batches=len(self.state.weights.batches),
         )
 
-    # The first names of these reads, kept for code written against them.
-    block = get_block
-    blocks = list_blocks
-    open_tail = list_open_tail
-    block_context = get_block_context
-    event = get_event
-    events = list_events
-    element = expand_element
-    elements = list_elements
-    extraction_jobs = list_extraction_jobs
-    projection_jobs = list_element_projection_jobs
-    usage_receipts = list_usage_receipts
-    has_receipt = has_ingestion_receipt
-    search_raw = search_raw_memory
-
 
 __all__ = ["LEVEL_LABELS", "MemoryView", "level_content"]

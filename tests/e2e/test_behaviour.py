@@ -497,7 +497,7 @@ def test_audit_history_verify_and_time_travel(open_memory: Any) -> None:
     report = memory.verify()
     assert report.ok and report.first_bad_position is None
     past = memory.state_at(middle)
-    assert len(past.blocks()) == 1 and len(memory.list_blocks()) == 2
+    assert len(past.list_blocks()) == 1 and len(memory.list_blocks()) == 2
     assert past.turn == 2
 
 

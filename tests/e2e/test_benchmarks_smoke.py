@@ -14,6 +14,8 @@ from typing import Any
 import orjson
 import pytest
 
+pytestmark = pytest.mark.slow  # seconds each: real processes or long property searches
+
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
 

@@ -501,6 +501,7 @@ def check_demo_output(out: str) -> None:
     assert all(len(line) <= 100 for line in out.splitlines())
 
 
+@pytest.mark.slow
 def test_demo_end_to_end_then_again_in_a_process(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

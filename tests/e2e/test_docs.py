@@ -79,6 +79,7 @@ def prepare(cwd: Path) -> None:
     shutil.copy(default_data_dir() / "conv-26.json", cwd / "conv-26.json")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", [p for p in PAGES if blocks(p, "python")], ids=lambda p: p.name)
 def test_python_examples_run(page: Path, tmp_path: Path) -> None:
     script = "\n\n".join(blocks(page, "python"))
@@ -131,6 +132,7 @@ def classify(line: str) -> str:
     return "unknown"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", [p for p in PAGES if shell_lines(p)], ids=lambda p: p.name)
 def test_shell_commands_are_known_and_run(page: Path, tmp_path: Path) -> None:
     """``stratagate`` lines run, in order, in a real shell whose ``stratagate`` is this checkout."""

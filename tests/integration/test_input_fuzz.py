@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from stratagate import StrataGate, StrataGateError
@@ -184,6 +184,7 @@ def test_any_input_is_a_result_or_a_typed_error(
     max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(database=VALUES, namespace=VALUES, read_only=VALUES)
+@example(database="\ud800", namespace="ns", read_only=False)  # a lone surrogate: once a traceback
 def test_open_takes_any_database_and_namespace(
     tmp_path: Path, database: Any, namespace: Any, read_only: Any
 ) -> None:

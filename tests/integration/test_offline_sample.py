@@ -310,6 +310,7 @@ print(sorted(state.digests().items()))
 """
 
 
+@pytest.mark.slow
 def test_replay_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
     """Read models fold in log order only: no set or dict-of-str iteration order may leak into a
     model, or a process replaying the log (another hash seed) disagrees with the live one."""

@@ -171,6 +171,7 @@ WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("file_backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)  # fmt: skip
 def test_a_second_process_never_disrupts_a_live_writer(
     file_backend: object, tmp_path: Path

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -13,6 +14,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from projections.replay import catch_up, load_snapshot, replay, save_snapshot
 from stratagate import StrataGate
 from tests.support.fakes import KeywordExtractor, TitleSummarizer, UsesProjector
+
+pytestmark = pytest.mark.slow  # seconds each: real processes or long property searches
 
 WORDS = [
     "we decided",

@@ -7,9 +7,12 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from stratagate import StrataGate
 
 
+@pytest.mark.slow
 def test_concurrent_first_opens_of_a_new_file_all_succeed(tmp_path: Path) -> None:
     failures: list[BaseException] = []
     for trial in range(30):

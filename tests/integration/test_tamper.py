@@ -402,6 +402,7 @@ SETTINGS = settings(
 )
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(choice=EDITS)
 def test_every_edit_of_a_sqlite_log_is_found_at_its_position(

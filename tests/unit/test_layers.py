@@ -331,6 +331,7 @@ MESSAGE = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(MESSAGE, max_size=6))
 def test_layers_are_ordered_by_tokens(messages: list[dict[str, object]]) -> None:
@@ -348,6 +349,7 @@ def _is_subsequence(small: str, big: str) -> bool:
     return all(char in remaining for char in small)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(MESSAGE, max_size=6))
 def test_l3_only_deletes_from_l4(messages: list[dict[str, object]]) -> None:

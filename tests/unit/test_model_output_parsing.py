@@ -24,6 +24,7 @@ _OBJECTS = st.dictionaries(st.text(max_size=8), _VALUES, max_size=5).filter(
 _PROSE = st.text(alphabet=st.characters(blacklist_characters="{}`<>"), max_size=40)
 
 
+@pytest.mark.slow
 @given(
     obj=_OBJECTS,
     before=_PROSE,

@@ -232,6 +232,7 @@ _FRAGMENTS = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     parts=st.lists(st.sampled_from(_FRAGMENTS), min_size=1, max_size=4),

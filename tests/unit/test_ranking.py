@@ -114,6 +114,7 @@ DOC_TEXT = st.lists(WORDS, max_size=8).map(" ".join)
 QUERY = st.lists(WORDS | st.sampled_from(["missing", "没有"]), min_size=1, max_size=5).map(" ".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.tuples(DOC_TEXT, DOC_TEXT), min_size=1, max_size=8).filter(
@@ -179,6 +180,7 @@ IDS = st.sampled_from("abcdefghij")
 RANKINGS = st.lists(st.lists(IDS, max_size=8), max_size=5)
 
 
+@pytest.mark.slow
 @given(RANKINGS, st.data())
 def test_rrf_does_not_depend_on_the_order_of_the_lists(
     rankings: list[list[str]], data: st.DataObject

@@ -12,7 +12,15 @@ from stratagate.actors.pipeline import FLOWS
 from stratagate.actors.reader import Reader
 from stratagate.actors.registry import ANSWERED_BY, ROLES, answering, handler_of, host_of
 from stratagate.actors.role import MessageHandler, handles
-from stratagate.messages import GetEvent, LiftBlock, Message, ResumePending
+from stratagate.messages import (
+    GetEvent,
+    LiftBlock,
+    Message,
+    ResumePending,
+    SearchEvents,
+    ViewRead,
+)
+from stratagate.read.view import MemoryView
 
 
 def message_types() -> list[type[Message[object]]]:
@@ -28,19 +36,30 @@ def message_types() -> list[type[Message[object]]]:
     ]
 
 
+def answered(message_type: type[Message[object]]) -> bool:
+    """A handler is registered for the type or a base of it, or a flow answers it."""
+    return message_type in FLOWS or any(k in ANSWERED_BY for k in message_type.__mro__)
+
+
 def test_every_message_is_answered_by_a_handler_or_a_flow() -> None:
-    unanswered = [m.__name__ for m in message_types() if m not in ANSWERED_BY and m not in FLOWS]
+    unanswered = [m.__name__ for m in message_types() if not answered(m)]
     assert unanswered == []
+
+
+def test_every_plain_read_names_a_view_method_taking_its_fields() -> None:
+    for read in (m for m in message_types() if issubclass(m, ViewRead) and m is not ViewRead):
+        method = getattr(MemoryView, read.read)
+        assert list(inspect.signature(method).parameters)[1:] == list(read.model_fields), read
 
 
 def test_a_message_type_answered_twice_is_refused() -> None:
     class SecondReader(MessageHandler):
         name = host = "second"
 
-        @handles(GetEvent)
-        def again(self, query: GetEvent) -> None: ...
+        @handles(SearchEvents)
+        def again(self, query: SearchEvents) -> None: ...
 
-    with pytest.raises(TypeError, match="GetEvent is handled by both Reader and SecondReader"):
+    with pytest.raises(TypeError, match="SearchEvents is handled by both Reader and SecondReader"):
         answering([Reader, SecondReader])
 
 

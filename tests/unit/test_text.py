@@ -145,6 +145,7 @@ def test_weighted_tokens_rejects_bad_fields(field: object) -> None:
         weighted_tokens([field])  # type: ignore[list-item]
 
 
+@pytest.mark.slow
 def test_jieba_initialises_quietly() -> None:
     code = "from stratagate.core.search_text import search_tokens; print(search_tokens('卡洛琳做了演讲'))"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

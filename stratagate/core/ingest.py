@@ -1,0 +1,179 @@
+"""The rules of taking things in, as pure deciders: turns into the log, an import's decided items.
+
+A role refreshes its state, hands a decider what the state knows, and appends what the
+decision says; the decider reads nothing and writes nothing, so every rule here is a unit test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Container, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from stratagate.errors import InvalidInputError, ReceiptConflictError, UnknownIdError
+from stratagate.models import EventCardInput
+
+# -- turns -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """One turn asked to be appended, as the decider needs it."""
+
+    receipt_id: str | None
+    command_id: str
+    thread_id: str | None
+    message_ids: tuple[str, ...]
+    digest: str
+    """The turn's content digest: what a receipt id names."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnsSoFar:
+    """What the log already holds of a namespace's turns."""
+
+    receipts: Mapping[str, str]
+    """Receipt id → the digest of the turn it names."""
+    commands: Mapping[str, int]
+    """Command id → the turn it appended (a retried command appends nothing)."""
+    messages: Container[str]
+    """Message ids already used."""
+    turn: int
+    """Turns appended so far, all threads."""
+    thread_turns: Callable[[str | None], int]
+    """Turns appended so far to one thread."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnVerdict:
+    """What becomes of one requested turn: a new turn (its numbers), a retried command (the
+    turn it appended then), or a duplicate of a receipt (nothing)."""
+
+    turn: int | None
+    thread_turn: int | None = None
+    new: bool = False
+    duplicate: bool = False
+
+
+def decide_turns(requests: Sequence[TurnRequest], seen: TurnsSoFar) -> list[TurnVerdict]:
+    """Each request decided as if appended alone, after the ones before it in the batch.
+
+    A known receipt id with the same content is a duplicate, with other content a
+    ``ReceiptConflictError``; a known command id answers its turn again; a message id used
+    before (or twice in the batch) is an ``InvalidInputError``. Either error means nothing of
+    the batch is appended.
+    """
+    verdicts: list[TurnVerdict] = []
+    receipts: dict[str, str] = {}
+    used: set[str] = set()
+    thread_turns: dict[str | None, int] = {}
+    turn = seen.turn
+    for index, request in enumerate(requests):
+        receipt = request.receipt_id
+        known = None if receipt is None else seen.receipts.get(receipt, receipts.get(receipt))
+        if known is not None:
+            if known != request.digest:
+                raise ReceiptConflictError(
+                    f"turns[{index}]: receipt id {receipt!r} already names a different turn "
+                    "(same id, other content): nothing was appended"
+                )
+            verdicts.append(TurnVerdict(turn=None, duplicate=True))
+            continue
+        if request.command_id in seen.commands:
+            verdicts.append(TurnVerdict(turn=seen.commands[request.command_id]))
+            continue
+        ids = request.message_ids
+        taken = [i for i in ids if i in seen.messages or i in used]
+        if taken or len(set(ids)) != len(ids):
+            raise InvalidInputError(
+                f"message ids already used: {', '.join(taken) or 'repeated in the turn'}"
+            )
+        used.update(ids)
+        if receipt is not None:
+            receipts[receipt] = request.digest
+        thread = request.thread_id
+        thread_turn = thread_turns.get(thread, seen.thread_turns(thread)) + 1
+        thread_turns[thread] = thread_turn
+        turn += 1
+        verdicts.append(TurnVerdict(turn=turn, thread_turn=thread_turn, new=True))
+    return verdicts
+
+
+# -- imports -----------------------------------------------------------------------------------
+
+Action = Literal["add", "merge", "supersede", "conflict", "ignore"]
+
+
+@dataclass(frozen=True, slots=True)
+class DecidedItem:
+    """One planned import item with the caller's decision about it."""
+
+    digest: str
+    """The item's content hash (an item imported before is skipped)."""
+    message_id: str
+    """The id of the raw message the item becomes."""
+    candidate: EventCardInput
+    action: Action
+    target_event_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportStep:
+    """What one kept item becomes: a card to add (for add, supersede and conflict; a conflict's
+    card names the event it conflicts with), an event the item's message merges into, or
+    nothing (ignore)."""
+
+    item: DecidedItem
+    card: EventCardInput | None
+    """The card to add, or ``None`` (merge, ignore)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportDecision:
+    """The kept items in order, as steps, and how many items were skipped as duplicates."""
+
+    steps: list[ImportStep]
+    skipped_duplicates: int
+
+
+def decide_import(
+    items: Sequence[DecidedItem],
+    *,
+    imported: Collection[str],
+    events: Container[str],
+    skipped_before: int = 0,
+) -> ImportDecision:
+    """The steps of an import: items imported meanwhile (their hash is in ``imported``) are
+    skipped; a decision's target must be an event the namespace holds (else
+    ``UnknownIdError`` and nothing is appended)."""
+    kept = [item for item in items if item.digest not in imported]
+    for item in kept:
+        if item.target_event_id is not None and item.target_event_id not in events:
+            raise UnknownIdError(f"decide() target {item.target_event_id!r} is not an event")
+    steps = []
+    for item in kept:
+        card: EventCardInput | None = item.candidate
+        if item.action in ("merge", "ignore"):
+            card = None
+        elif item.action == "conflict":
+            temporal = item.candidate.temporal
+            assert temporal is not None and item.target_event_id is not None
+            update = {"conflicts_with_event_ids": [item.target_event_id]}
+            card = item.candidate.model_copy(
+                update={"temporal": temporal.model_copy(update=update)}
+            )
+        steps.append(ImportStep(item=item, card=card))
+    return ImportDecision(steps, skipped_before + len(items) - len(kept))
+
+
+__all__ = [
+    "Action",
+    "DecidedItem",
+    "ImportDecision",
+    "ImportStep",
+    "TurnRequest",
+    "TurnVerdict",
+    "TurnsSoFar",
+    "decide_import",
+    "decide_turns",
+]
