@@ -51,12 +51,14 @@ if TYPE_CHECKING:
     from stratagate.cli import commands as run_commands
     from stratagate.cli import demo as run_demo
     from stratagate.cli import erase as run_erase
+    from stratagate.cli import hook as run_hook
     from stratagate.cli import serve as run_serve
     from stratagate.cli import ui as run_ui
 else:
     run_commands = lazy_module("stratagate.cli.commands")
     run_demo = lazy_module("stratagate.cli.demo")
     run_erase = lazy_module("stratagate.cli.erase")
+    run_hook = lazy_module("stratagate.cli.hook")
     run_serve = lazy_module("stratagate.cli.serve")
     run_ui = lazy_module("stratagate.cli.ui")
 
@@ -84,6 +86,16 @@ def positive(text: str) -> int:
     value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be > 0 seconds, got {text}")
     return value
 
 
@@ -345,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_serve(command)
     add_ui(command)
+    add_hook(commands)
 
     demo = command(
         "demo",
@@ -454,8 +467,148 @@ def add_ui(command: Callable[..., argparse.ArgumentParser]) -> None:
     )
 
 
-def memory_options(parser: argparse.ArgumentParser, *, runtime_help: str) -> None:
-    """``--block-turn-size``, ``--models`` and ``--runtime``: how a command opens memories."""
+HOOK_HELP = "capture turns and recall memory from an agent host's hooks (Claude Code)"
+HOOK_COMMAND_HELP = (
+    "run one Claude Code hook event (JSON on stdin): store the transcript's completed turns "
+    "(Stop, SessionEnd, PreCompact), add what memory knows to the prompt (UserPromptSubmit) or "
+    "the session's block context (SessionStart); exits 0 or 1, never 2"
+)
+
+
+def add_hook(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``stratagate hook claude-code | install claude-code | server`` (docs/AGENTS.md)."""
+    hook = commands.add_parser("hook", help=HOOK_HELP, description=HOOK_HELP)
+    hooks = hook.add_subparsers(
+        dest="hook_command",
+        required=True,
+        metavar="HOOK",
+        help="claude-code: run one hook event; install claude-code: write the hook into the "
+        "host's settings; server: the process the hook starts",
+    )
+    run = hooks.add_parser(
+        "claude-code", help="run one hook event (the host runs this)", description=HOOK_COMMAND_HELP
+    )
+    hook_options(run)
+    run.set_defaults(handler=lambda a: run_hook.run(a))
+    install = hooks.add_parser(
+        "install",
+        help="write the hook into the host's settings JSON (merged; idempotent)",
+        description="write the hook into the host's settings JSON, merged with what is there "
+        "(other hooks are kept; running it again changes nothing)",
+    )
+    install.add_argument("host", choices=("claude-code",), help="the agent host")
+    where = install.add_mutually_exclusive_group()
+    where.add_argument(
+        "--project",
+        metavar="DIR",
+        help="the project's DIR/.claude/settings.json (default: this directory's)",
+    )
+    where.add_argument("--user", action="store_true", help="the user's ~/.claude/settings.json")
+    install.add_argument("--print", action="store_true", help="print the snippet, write nothing")
+    install.add_argument(
+        "--command",
+        dest="host_command",
+        help="the command the host runs (default: this interpreter's stratagate)",
+    )
+    hook_target_options(install)
+    install.set_defaults(handler=lambda a: run_hook.install(a))
+    server = hooks.add_parser(
+        "server",
+        help="serve hook commands of one database (the hook starts it; it exits when idle)",
+        description="keep the memories of one database open for the hook commands (started by "
+        "the first hook that finds none; exits after --idle seconds without a request)",
+    )
+    server.add_argument("--database", help=DATABASE_HOOK_HELP)
+    server.add_argument("--first-request-on-stdin", action="store_true", help=argparse.SUPPRESS)
+    hook_server_options(server)
+    server.set_defaults(handler=lambda a: run_hook.server(a))
+
+
+DATABASE_HOOK_HELP = (
+    f"SQLite file path or SQLAlchemy URL (default: ${ENV_DATABASE} when set, else the per-user "
+    "file $XDG_DATA_HOME/stratagate/memory.db)"
+)
+
+
+def hook_target_options(parser: argparse.ArgumentParser) -> None:
+    """Where a hook event goes: ``--database``, ``--namespace`` or ``--namespace-mode``."""
+    parser.add_argument("--database", help=DATABASE_HOOK_HELP)
+    names = parser.add_mutually_exclusive_group()
+    names.add_argument("--namespace", help="every event into this namespace")
+    names.add_argument(
+        "--namespace-mode",
+        choices=("project", "session", "global"),
+        default="project",
+        help="project: one namespace per project directory (claude-code/<name>-<digest>); "
+        "session: one per session; global: one for all (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--redact",
+        action="store_true",
+        help="mask credentials (keys, tokens, passwords; docs/SECURITY.md) in captured text "
+        "before it is stored (default: stored verbatim)",
+    )
+
+
+def hook_options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``stratagate hook claude-code``."""
+    hook_target_options(parser)
+    parser.add_argument(
+        "--budget",
+        type=seconds,
+        default=1.0,
+        metavar="SECONDS",
+        help="wait at most this long for the hook server; a capture then completes in the "
+        "background, a recall adds nothing this time (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--token-budget",
+        type=positive,
+        default=900,
+        metavar="TOKENS",
+        help="UserPromptSubmit and SessionStart: the context added at most (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--raw-hits",
+        type=non_negative,
+        default=4,
+        metavar="N",
+        help="UserPromptSubmit: raw messages of other sessions added at most (default: "
+        "%(default)s)",
+    )
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="do the work in this process (opens the memory each time: slow)",
+    )
+    hook_server_options(parser)
+
+
+def hook_server_options(parser: argparse.ArgumentParser) -> None:
+    """How the hook server opens memories (inline, always), and when it exits."""
+    memory_options(parser, runtime_help=None)
+    parser.add_argument(
+        "--idle",
+        type=seconds,
+        default=900.0,
+        metavar="SECONDS",
+        help="the hook server closes its memories and exits after this long without a "
+        "request (default: %(default)s)",
+    )
+
+
+def hook_parser() -> argparse.ArgumentParser:
+    """The parser of ``stratagate hook claude-code`` alone, whose errors never exit 2."""
+    parser = run_hook.NeverBlockingParser(
+        prog="stratagate hook claude-code", description=HOOK_COMMAND_HELP
+    )
+    hook_options(parser)
+    return parser
+
+
+def memory_options(parser: argparse.ArgumentParser, *, runtime_help: str | None) -> None:
+    """``--block-turn-size``, ``--models`` and (with a ``runtime_help``) ``--runtime``: how a
+    command opens memories."""
     parser.add_argument(
         "--block-turn-size",
         type=positive,
@@ -470,18 +623,22 @@ def memory_options(parser: argparse.ArgumentParser, *, runtime_help: str) -> Non
         help="offline heuristics, no callbacks, or the OpenAI-compatible endpoint "
         "configured by STRATAGATE_MODEL_* variables (default: %(default)s)",
     )
-    parser.add_argument(
-        "--runtime",
-        choices=("inline", "ray"),
-        default="inline",
-        help=f"{runtime_help} (default: %(default)s)",
-    )
+    if runtime_help is not None:
+        parser.add_argument(
+            "--runtime",
+            choices=("inline", "ray"),
+            default="inline",
+            help=f"{runtime_help} (default: %(default)s)",
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``stratagate`` command; returns its exit status."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:2] == ["hook", "claude-code"]:  # a hook never exits 2: that blocks the prompt
+        return int(run_hook.claude_code(hook_parser(), arguments[2:]))
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     try:
         check_arguments(subcommand(parser, args.command), args)
         handler: Handler = args.handler

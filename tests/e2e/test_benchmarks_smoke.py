@@ -139,6 +139,25 @@ def test_bench_inputs_refuses_or_answers_every_case_in_time(tmp_path: Path) -> N
     assert any(row["expected"] == "InvalidInputError" for row in report["cases"])
 
 
+def test_bench_hooks_times_the_hook_process_per_event(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_hooks", "--sizes", "60", "--runs", "3")
+    assert [result["turns"] for result in report["results"]] == [60]
+    for result in report["results"]:
+        assert set(result["samples"]) == {
+            "UserPromptSubmit",
+            "Stop (1 new turn)",
+            "Stop (50 new turns)",
+        }
+        for stats in result["samples"].values():
+            assert 0 < stats["p50_ms"] <= stats["p95_ms"] <= stats["max_ms"] and stats["n"] == 3
+        assert set(result["server_ms"]) == {"UserPromptSubmit", "Stop"}
+        assert result["stored_after"] == result["turns"] + 3 * 51  # nothing lost or doubled
+        assert result["cold_start_ms"] > 0 and result["no_server_prompt_ms"] > 0
+        assert result["breakdown"]["import_memory_ms"] > 0 and result["server_rss_mb"] > 0
+        assert result["ignored_event_ms"]["n"] == 3
+    assert report["goals_ms"] == {"UserPromptSubmit": 400.0, "Stop (1 new turn)": 500.0}
+
+
 def test_bench_ui_times_every_kind_of_request(tmp_path: Path) -> None:
     report = bench(tmp_path, "bench_ui", "--events", "1500", "--requests", "5")
     rows = {row["request"]: row for row in report["results"]}

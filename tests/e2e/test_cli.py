@@ -54,8 +54,14 @@ def db(shared_db: Path) -> list[str]:
 
 
 def subcommand_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    return dict(commands.choices)
+    """Every subcommand's parser, nested ones (``hook install``) included."""
+    found = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found[name] = sub
+                found.update({f"{name} {k}": v for k, v in subcommand_parsers(sub).items()})
+    return found
 
 
 def test_version_is_the_installed_package_version(capsys: pytest.CaptureFixture[str]) -> None:
