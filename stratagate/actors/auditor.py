@@ -17,6 +17,7 @@ from stratagate.anchors import Anchor
 from stratagate.audit import namespace_exists, read_history, take_anchor, verify_log
 from stratagate.messages import History, Revision, StateAt, SummarizeLog, TakeAnchor, Verify
 from stratagate.options import MemoryOptions
+from stratagate.read.past import PastStates
 from stratagate.read.view import MemoryView
 from stratagate.results import HistoryRecord, LogSummary, VerifyReport
 from stratagate.store import EventStore
@@ -38,6 +39,7 @@ class Auditor(MessageHandler):
         self.namespace = namespace
         self.options = options
         self.live = live
+        self.past = PastStates(store, namespace)
 
     @handles(Revision)
     def revision(self, _: Revision) -> int:
@@ -70,6 +72,8 @@ class Auditor(MessageHandler):
 
     @handles(StateAt)
     def state_at(self, query: StateAt) -> MemoryView:
+        if not query.search:
+            return self.past.view_at(query.position)
         return MemoryView(replay(self.store, self.namespace, until=query.position))
 
     @handles(TakeAnchor)
