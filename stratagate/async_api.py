@@ -453,9 +453,15 @@ class AsyncStrataGate:
         """Write the namespace's log (every row as stored, with its data keys) to ``path`` as a"""
         return await asyncio.to_thread(self.sync.export_log, path)
 
-    async def state_at(self, position: int) -> MemoryView:
+    async def state_at(self, position: int, *, search: bool = True) -> MemoryView:
         """A read-only view of the namespace as of a global position (nothing is logged)."""
-        return await asyncio.to_thread(self.sync.state_at, position)
+        return await asyncio.to_thread(self.sync.state_at, position, search=search)
+
+    async def view(self) -> MemoryView:
+        """The namespace as it is now, as a ``MemoryView``: reads and searches that log nothing"""
+        return await asyncio.to_thread(
+            self.sync.view,
+        )
 
 
 __all__ = ["AsyncStrataGate", "Opening"]

@@ -736,8 +736,13 @@ class StrataGate:
         ``stratagate.log.v1`` JSONL file that ``StrataGate.import_log`` reads back anywhere."""
         return self._send(ExportLog(path=_path_text(path)))
 
-    def state_at(self, position: int) -> MemoryView:
-        """A read-only view of the namespace as of a global position (nothing is logged)."""
+    def state_at(self, position: int, *, search: bool = True) -> MemoryView:
+        """A read-only view of the namespace as of a global position (nothing is logged).
+
+        ``search=False`` browses the past: the view has no search index (it cannot be searched)
+        and comes from states this memory keeps across calls, so nearby positions (a dragged
+        slider) cost only the events in between; such a view is valid until the next
+        ``state_at(..., search=False)`` of this memory, which may fold its state forward."""
         if (
             not isinstance(position, int)
             or isinstance(position, bool)
@@ -746,7 +751,18 @@ class StrataGate:
             raise InvalidInputError(
                 f"position must be an integer from 0 to {MAX_POSITION}, got {position!r}"
             )
-        return self._send(StateAt(position=position))
+        if not isinstance(search, bool):
+            raise InvalidInputError(f"search must be True or False, got {search!r}")
+        return self._send(StateAt(position=position, search=search))
+
+    def view(self) -> MemoryView:
+        """The namespace as it is now, as a ``MemoryView``: reads and searches that log nothing
+        (an audit's query path; the Memory UI's). A read-only memory hands out its read models,
+        caught up with the log (shared: its next read folds in what was appended meanwhile); a
+        writable memory replays its log for it, as ``state_at`` does."""
+        if isinstance(self._runtime, ReadOnlyRuntime):
+            return self._runtime.view()
+        return self.state_at(MAX_POSITION)
 
 
 def _path_text(path: object) -> str:

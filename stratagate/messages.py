@@ -501,9 +501,11 @@ class ExportLog(Query[LogExportReport]):
 
 
 class StateAt(Query[MemoryView]):
-    """A read-only view of the namespace as of a global position (nothing is logged)."""
+    """A read-only view of the namespace as of a global position (nothing is logged);
+    ``search=False``: without the search index, from past states kept across calls."""
 
     position: Position
+    search: bool = True
 
 
 class TakeAnchor(Query[Anchor]):

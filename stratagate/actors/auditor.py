@@ -27,6 +27,7 @@ from stratagate.messages import (
     Verify,
 )
 from stratagate.options import MemoryOptions
+from stratagate.read.past import PastStates
 from stratagate.read.view import MemoryView
 from stratagate.results import HistoryRecord, LogExportReport, LogSummary, VerifyReport
 from stratagate.store import EventStore
@@ -48,6 +49,7 @@ class Auditor(MessageHandler):
         self.namespace = namespace
         self.options = options
         self.live = live
+        self.past = PastStates(store, namespace)
 
     @handles(Revision)
     def revision(self, _: Revision) -> int:
@@ -80,6 +82,8 @@ class Auditor(MessageHandler):
 
     @handles(StateAt)
     def state_at(self, query: StateAt) -> MemoryView:
+        if not query.search:
+            return self.past.view_at(query.position)
         return MemoryView(replay(self.store, self.namespace, until=query.position))
 
     @handles(ExportLog)

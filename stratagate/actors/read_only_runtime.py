@@ -22,6 +22,7 @@ from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.errors import ReadOnlyError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
+from stratagate.read.view import MemoryView
 from stratagate.store.sql import open_event_store
 
 R = TypeVar("R")
@@ -69,6 +70,11 @@ class ReadOnlyRuntime:
             f"{type(message).__name__} writes to the log, and this memory is open "
             "read-only: nothing was written"
         )
+
+    def view(self) -> MemoryView:
+        """The read models caught up with the log, as a view whose searches log nothing."""
+        with self._lock:
+            return self._live_reader().view
 
     def start(self, messages: Sequence[Message[Any]]) -> None:
         raise ReadOnlyError("a read-only memory runs no background work")

@@ -1,8 +1,9 @@
 """The ``stratagate`` command line: argument parsing, dispatch and exit statuses.
 
-The subcommands live in ``stratagate.cli.commands``, ``demo``, ``erase``, ``serve`` and
-``transfer``; each parser holds its handler as a typed callable, and those modules load only
-when a handler runs (they are lazy modules here), so ``--help`` and usage errors answer at once.
+The subcommands live in ``stratagate.cli.commands``, ``demo``, ``erase``, ``serve``,
+``transfer`` and ``ui``; each parser holds its handler as a typed callable, and those modules
+load only when a handler runs (they are lazy modules here), so ``--help`` and usage errors answer
+at once.
 A ``StrataGateError`` becomes one ``stratagate: error: …`` line on stderr and its exit status
 (see ``EXIT_CODES``); any other exception is a bug and keeps its traceback.
 """
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from stratagate.cli import sample as run_sample
     from stratagate.cli import serve as run_serve
     from stratagate.cli import transfer as run_transfer
+    from stratagate.cli import ui as run_ui
 else:
     run_commands = lazy_module("stratagate.cli.commands")
     run_demo = lazy_module("stratagate.cli.demo")
@@ -64,6 +66,7 @@ else:
     run_sample = lazy_module("stratagate.cli.sample")
     run_serve = lazy_module("stratagate.cli.serve")
     run_transfer = lazy_module("stratagate.cli.transfer")
+    run_ui = lazy_module("stratagate.cli.ui")
 
 EPILOG = """\
 exit status:
@@ -133,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         demo: bool = False,
         per_file: bool = False,
         json_output: bool = True,
+        many_namespaces: bool = False,
     ) -> argparse.ArgumentParser:
         sub = commands.add_parser(
             name,
@@ -162,11 +166,20 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             namespace = from_environment(ENV_NAMESPACE, DEFAULT_NAMESPACE)
             namespace_help = f"(default: %(default)s; ${ENV_NAMESPACE} when set)"
-        sub.add_argument(
-            "--namespace",
-            default=namespace,
-            help=f"the namespace (one agent's or user's memory) to work on {namespace_help}",
-        )
+        if many_namespaces:
+            sub.add_argument(
+                "--namespace",
+                dest="namespaces",
+                action="append",
+                metavar="NS",
+                help="a namespace to serve; repeat for more (default: every namespace)",
+            )
+        else:
+            sub.add_argument(
+                "--namespace",
+                default=namespace,
+                help=f"the namespace (one agent's or user's memory) to work on {namespace_help}",
+            )
         if not demo and json_output:
             sub.add_argument("--json", action="store_true", help="print one JSON document")
         sub.set_defaults(handler=handler)
@@ -368,6 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
 
     add_serve(command)
+    add_ui(command)
     add_hook(commands)
 
     demo = command(
@@ -450,7 +464,43 @@ def add_serve(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="http: requests per second per client address, with bursts of 200; "
         "0 disables (default: %(default)s)",
     )
+    serve.add_argument(
+        "--ui",
+        action="store_true",
+        help="http: also serve the read-only Memory UI of the served namespaces at / (its JSON "
+        "API at /api/v1; docs/UI.md)",
+    )
     memory_options(serve, runtime_help="run the roles in the server process or as Ray actors")
+
+
+def add_ui(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """``stratagate ui``: the read-only Memory UI and JSON API (extra ``mcp``; docs/UI.md)."""
+    ui = command(
+        "ui",
+        lambda a: run_ui.ui(a),
+        "serve the read-only Memory UI and its /api/v1 JSON API over HTTP",
+        json_output=False,
+        many_namespaces=True,
+    )
+    ui.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to bind; anything but loopback requires a token (default: %(default)s)",
+    )
+    ui.add_argument("--port", type=non_negative, default=8766, help="(default: %(default)s)")
+    ui.add_argument(
+        "--token",
+        help=f"the bearer token every API request must carry (default: ${ENV_TOKEN} when set, "
+        "else none; open the page as http://HOST:PORT/#token=TOKEN)",
+    )
+    ui.add_argument(
+        "--rate-limit",
+        type=non_negative,
+        default=50,
+        metavar="N",
+        help="requests per second per client address, with bursts of 200; 0 disables "
+        "(default: %(default)s)",
+    )
 
 
 HOOK_HELP = "capture turns and recall memory from an agent host's hooks (Claude Code)"
@@ -672,7 +722,8 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     for action in parser._actions:
         value = getattr(args, action.dest, None)
         label = action.option_strings[0] if action.option_strings else action.dest.upper()
-        if action.nargs is None and isinstance(value, list):
+        repeatable = isinstance(action, argparse._AppendAction)  # a list of its values
+        if action.nargs is None and isinstance(value, list) and not repeatable:
             raise InvalidInputError(f"argument {label}: expected one value")
         for text in value if isinstance(value, list) else [value]:
             if isinstance(text, str) and not is_utf8(text):

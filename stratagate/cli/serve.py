@@ -66,6 +66,8 @@ def serve(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get(ENV_TOKEN) or None
     if args.transport == "http":
         check_bind(args.host, token)
+    elif args.ui:
+        raise InvalidInputError("--ui needs --transport http (the UI is a web page)")
     wire = mcp_server.claim_stdio() if args.transport == "stdio" else None
     pool = mcp_server.MemoryPool(args.database, args.namespace, allowed, options)
     try:
@@ -89,7 +91,21 @@ def serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    mcp_server.run_http(pool, args.host, args.port, guard)
+    if not args.ui:
+        mcp_server.run_http(pool, args.host, args.port, guard)
+        return EXIT_OK
+    from stratagate.integrations.ui.app import BesideMcp, ui_app
+    from stratagate.integrations.ui.catalog import Catalog
+
+    catalog = Catalog(args.database, sorted(allowed))
+    print(f"stratagate: Memory UI on http://{args.host}:{args.port}/", file=sys.stderr, flush=True)
+    try:
+        mcp_server.run_http(
+            pool, args.host, args.port, guard,
+            beside=lambda mcp: BesideMcp(mcp, ui_app(catalog, args.host, guard)),
+        )  # fmt: skip
+    finally:
+        catalog.close()
     return EXIT_OK
 
 

@@ -327,13 +327,22 @@ def http_app(pool: MemoryPool, host: str, guard: GuardSettings) -> HttpGuard:
     return HttpGuard(app, guard)
 
 
-def run_http(pool: MemoryPool, host: str, port: int, guard: GuardSettings) -> None:
-    """Serve over streamable HTTP until interrupted; the pool is closed afterwards."""
+def run_http(
+    pool: MemoryPool,
+    host: str,
+    port: int,
+    guard: GuardSettings,
+    *,
+    beside: Callable[[HttpGuard], Any] | None = None,
+) -> None:
+    """Serve over streamable HTTP until interrupted; the pool is closed afterwards. ``beside``
+    wraps the app to serve more next to ``/mcp`` (``serve --ui``: the Memory UI)."""
     import uvicorn
 
     check_bind(host, guard.token)
+    app = http_app(pool, host, guard)
     config = uvicorn.Config(
-        http_app(pool, host, guard), host=host, port=port, log_level="warning",
+        app if beside is None else beside(app), host=host, port=port, log_level="warning",
         access_log=False, server_header=False, date_header=False,
     )  # fmt: skip
     try:

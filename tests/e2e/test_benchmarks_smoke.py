@@ -165,3 +165,16 @@ def test_bench_hooks_times_the_hook_process_per_event(tmp_path: Path) -> None:
         assert result["breakdown"]["import_memory_ms"] > 0 and result["server_rss_mb"] > 0
         assert result["ignored_event_ms"]["n"] == 3
     assert report["goals_ms"] == {"UserPromptSubmit": 400.0, "Stop (1 new turn)": 500.0}
+
+
+def test_bench_ui_times_every_kind_of_request(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_ui", "--events", "1500", "--requests", "5")
+    rows = {row["request"]: row for row in report["results"]}
+    assert set(rows) == {
+        "overview", "namespace", "events page", "blocks page", "log page", "search events",
+        "search raw", "state: slider", "state: jump",
+    }  # fmt: skip
+    for row in rows.values():
+        assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["max_ms"] and row["n"] >= 5
+    assert report["sizes"]["events"] == 1500 and report["first_request_ms"] > 0
+    assert report["server_rss_mb"] > 0

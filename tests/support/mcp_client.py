@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import httpx2
 import orjson
@@ -42,6 +42,21 @@ def free_port() -> int:
         return port
 
 
+def start_listening(argv: list[str], env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    """Start a server process and wait until it listens on the loopback ``port``."""
+    process = subprocess.Popen(argv, env=env, cwd=WORKTREE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        with contextlib.suppress(OSError):
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return process
+        time.sleep(0.05)
+    process.kill()
+    raise TimeoutError("the server did not start listening")
+
+
 class HttpServer:
     """``stratagate serve --transport http`` as a real process on a free loopback port."""
 
@@ -57,16 +72,8 @@ class HttpServer:
         if self.token is not None:
             env["STRATAGATE_TOKEN"] = self.token
         argv = serve_argv(self.database, "--transport", "http", "--port", str(self.port))
-        self.process = subprocess.Popen([*argv, *self.options], env=env, cwd=WORKTREE)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.process.returncode}")
-            with contextlib.suppress(OSError):
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return self
-            time.sleep(0.05)
-        raise TimeoutError("the server did not start listening")
+        self.process = start_listening([*argv, *self.options], env, self.port)
+        return self
 
     def stop(self) -> int:
         """SIGTERM, then the exit status (the server closes its memories first)."""
@@ -87,8 +94,21 @@ class HttpServer:
             yield client
 
 
+class Startable(Protocol):
+    """A server process a test starts and stops (``HttpServer``, ``ui_server.UiServer``)."""
+
+    process: subprocess.Popen[bytes] | None
+
+    def start(self) -> Any: ...
+
+    def stop(self) -> int: ...
+
+
+S = TypeVar("S", bound=Startable)
+
+
 @contextlib.contextmanager
-def running(server: HttpServer) -> Iterator[HttpServer]:
+def running(server: S) -> Iterator[S]:
     server.start()
     try:
         yield server

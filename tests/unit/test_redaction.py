@@ -76,3 +76,29 @@ def test_no_example_secret_survives_in_any_text(examples: list[str], filler: str
     text = f" {filler} ".join(examples)
     masked = redact_text(text)
     assert [p.kind for p in PATTERNS if p.regex.search(masked)] == []
+
+
+def _every_pattern_scanned(text: str) -> str:
+    """The rule without the trigger prefilter: every pattern runs over the whole text."""
+    import functools
+
+    from stratagate.core import redaction
+
+    for pattern in PATTERNS:
+        text = pattern.regex.sub(functools.partial(redaction._mask, kind=pattern.kind), text)
+    return text
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from([p.example for p in PATTERNS]),
+            st.sampled_from(["Bearer", "PASSWORD=", "Api-Key: ", "sk-", "eyJ", "ghp_", "xox"]),
+            st.text(),
+        ),
+        max_size=6,
+    )
+)
+def test_the_trigger_prefilter_never_changes_the_result(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert redact_text(text) == _every_pattern_scanned(text)
