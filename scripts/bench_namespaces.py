@@ -24,14 +24,11 @@ starting namespaces after that long (a large N then reports how many it complete
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
-import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -39,9 +36,8 @@ from typing import Any
 
 import ray
 from bench_ingest import locomo_turns
-from benchkit import print_table, tree_rss_mb, write_report
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
+from benchkit import fresh_database, print_table, tree_rss_mb, write_report
+from sqlalchemy import text
 
 from stratagate import StrataGate
 from stratagate.cli.ingest_job import model_options
@@ -77,29 +73,6 @@ def mean_by_tenth(series: list[tuple[float, int, int]]) -> list[int]:
     """Mean sampled total RSS (MiB) in each tenth of the run: does memory keep rising?"""
     tenths = [series[i * len(series) // 10 : (i + 1) * len(series) // 10] for i in range(10)]
     return [round(statistics.fmean(s[1] for s in part)) for part in tenths if part]
-
-
-@contextmanager
-def fresh_database(kind: str) -> Iterator[str]:
-    """A new SQLite file, or a new schema on the PostgreSQL server ``kind`` names."""
-    if kind == "sqlite":
-        with tempfile.TemporaryDirectory(prefix="bench-ns-") as tmp:
-            yield os.path.join(tmp, "memory.db")
-        return
-    schema = f"bench_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(kind, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield (
-            make_url(kind)
-            .update_query_dict({"options": f"-csearch_path={schema}"})
-            .render_as_string(hide_password=False)
-        )
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
 
 
 def turn_rows(turns: list[FileTurn], index: int, count: int) -> list[dict[str, Any]]:

@@ -10,12 +10,17 @@ import argparse
 import os
 import platform
 import statistics
-from collections.abc import Sequence
+import tempfile
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -110,6 +115,29 @@ def encryption_modes(text: str) -> list[str]:
     return modes
 
 
+@contextmanager
+def fresh_database(kind: str) -> Iterator[str]:
+    """A new SQLite file, or a new schema on the PostgreSQL server ``kind`` names."""
+    if kind == "sqlite":
+        with tempfile.TemporaryDirectory(prefix="bench-ns-") as tmp:
+            yield os.path.join(tmp, "memory.db")
+        return
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(kind, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield (
+            make_url(kind)
+            .update_query_dict({"options": f"-csearch_path={schema}"})
+            .render_as_string(hide_password=False)
+        )
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
 def write_report(name: str, out: str | Path, **sections: Any) -> Path:
     """Write the benchmark's JSON report (name, time, machine and the given sections)."""
     report = {
@@ -154,6 +182,7 @@ def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
 __all__ = [
     "descendants",
     "encryption_modes",
+    "fresh_database",
     "machine",
     "peak_rss_mb",
     "percentile",

@@ -91,6 +91,16 @@ class AsyncStrataGate:
         """An ephemeral memory (see ``StrataGate.in_memory``)."""
         return Opening(StrataGate.in_memory, namespace, **options)
 
+    @classmethod
+    async def import_log(
+        cls,
+        path: str | os.PathLike[str],
+        database: str | os.PathLike[str],
+        namespace: str | None = None,
+    ) -> LogImportReport:
+        """An exported log written into a database (see ``StrataGate.import_log``)."""
+        return await asyncio.to_thread(StrataGate.import_log, path, database, namespace)
+
     async def __aenter__(self) -> AsyncStrataGate:
         return self
 
@@ -157,7 +167,7 @@ def generate() -> str:
     tree = ast.parse(SOURCE.read_text(encoding="utf-8"))
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "StrataGate")
     known = _imports(tree)
-    used: set[str] = {"Handles"}
+    used: set[str] = {"Handles", "LogImportReport"}
     bodies = []
     for method in _methods(cls):
         signature = ast.unparse(method.args)

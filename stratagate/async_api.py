@@ -53,6 +53,8 @@ if TYPE_CHECKING:
         HistoryRecord,
         HitList,
         ImportResult,
+        LogExportReport,
+        LogImportReport,
         LogSummary,
         NamespaceStats,
         RawHit,
@@ -104,6 +106,16 @@ class AsyncStrataGate:
     def in_memory(cls, namespace: str = "default", **options: Any) -> Opening:
         """An ephemeral memory (see ``StrataGate.in_memory``)."""
         return Opening(StrataGate.in_memory, namespace, **options)
+
+    @classmethod
+    async def import_log(
+        cls,
+        path: str | os.PathLike[str],
+        database: str | os.PathLike[str],
+        namespace: str | None = None,
+    ) -> LogImportReport:
+        """An exported log written into a database (see ``StrataGate.import_log``)."""
+        return await asyncio.to_thread(StrataGate.import_log, path, database, namespace)
 
     async def __aenter__(self) -> AsyncStrataGate:
         return self
@@ -393,8 +405,8 @@ class AsyncStrataGate:
 
     async def complete_element_projection(
         self, job_id: str, result: ElementProjectionResult | Mapping[str, Any]
-    ) -> ElementProjectionJob:
-        """Apply a result to a claimed job."""
+    ) -> list[ElementCard]:
+        """Apply a result to a claimed job; returns the element cards it applied."""
         return await asyncio.to_thread(self.sync.complete_element_projection, job_id, result)
 
     async def fail_element_projection(
@@ -436,6 +448,10 @@ class AsyncStrataGate:
         return await asyncio.to_thread(
             self.sync.checkpoint,
         )
+
+    async def export_log(self, path: str | os.PathLike[str]) -> LogExportReport:
+        """Write the namespace's log (every row as stored, with its data keys) to ``path`` as a"""
+        return await asyncio.to_thread(self.sync.export_log, path)
 
     async def state_at(self, position: int, *, search: bool = True) -> MemoryView:
         """A read-only view of the namespace as of a global position (nothing is logged)."""

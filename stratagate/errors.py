@@ -11,6 +11,15 @@ class InvalidInputError(StrataGateError, ValueError):
     """Input failed validation; nothing was appended."""
 
 
+class LogFileError(InvalidInputError):
+    """An exported log file (``stratagate.log.v1``) is malformed or does not verify; ``line``
+    is the first bad line (1 is the header) when known. Nothing was imported."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
 class UnknownIdError(StrataGateError, KeyError):
     """An id names nothing in this namespace."""
 
@@ -103,6 +112,7 @@ __all__ = [
     "ChainVerificationError",
     "DrainTimeoutError",
     "InvalidInputError",
+    "LogFileError",
     "MasterKeyError",
     "ModelError",
     "ModelResponseError",

@@ -29,6 +29,7 @@ from stratagate.core.turn_input import check_thread_id, check_time, turn_message
 from stratagate.errors import InvalidInputError, StorageError
 from stratagate.events import EVENT_TYPES
 from stratagate.formats.external_memory import parse_document
+from stratagate.log_transfer import import_log
 from stratagate.messages import (
     MAX_POSITION,
     AddEvents,
@@ -44,6 +45,7 @@ from stratagate.messages import (
     EraseThread,
     EventWeight,
     ExpandEvent,
+    ExportLog,
     FailProjection,
     GetBlock,
     GetBlockContext,
@@ -108,6 +110,8 @@ from stratagate.results import (
     HistoryRecord,
     HitList,
     ImportResult,
+    LogExportReport,
+    LogImportReport,
     LogSummary,
     NamespaceStats,
     RawHit,
@@ -246,6 +250,24 @@ class StrataGate:
             raise InvalidInputError(f"reason must be a non-empty string, got {reason!r}")
         with open_event_store(database_url(database), create=False) as store:
             return store.purge_namespace(name, reason=reason, at=format_utc(utc_now())).rows
+
+    @classmethod
+    def import_log(
+        cls,
+        path: str | os.PathLike[str],
+        database: str | os.PathLike[str],
+        namespace: str | None = None,
+    ) -> LogImportReport:
+        """Check an exported log line by line and write it into ``database`` as ``namespace``
+        (default: its own name), which must be empty there; nothing is written unless every
+        line checks. Open the namespace afterwards to use it."""
+        url = database_url(database)
+        if url in (IN_PROCESS_URL, ":memory:"):
+            raise InvalidInputError("import_log needs a durable database: a file path or a URL")
+        if namespace is not None:
+            check_namespace(namespace)
+        with open_event_store(url) as store:
+            return import_log(_path_text(path), store, namespace)
 
     @classmethod
     def _start(
@@ -634,8 +656,8 @@ class StrataGate:
 
     def complete_element_projection(
         self, job_id: str, result: ElementProjectionResult | Mapping[str, Any]
-    ) -> ElementProjectionJob:
-        """Apply a result to a claimed job."""
+    ) -> list[ElementCard]:
+        """Apply a result to a claimed job; returns the element cards it applied."""
         outcome = validate_output(ElementProjectionResult, result, "element projection result")
         return self._send(CompleteProjection(job_id=job_id, result=outcome))
 
@@ -709,6 +731,11 @@ class StrataGate:
         re-hashed without the key fails ``verify`` even with no anchor at hand."""
         return self._send(TakeAnchor())
 
+    def export_log(self, path: str | os.PathLike[str]) -> LogExportReport:
+        """Write the namespace's log (every row as stored, with its data keys) to ``path`` as a
+        ``stratagate.log.v1`` JSONL file that ``StrataGate.import_log`` reads back anywhere."""
+        return self._send(ExportLog(path=_path_text(path)))
+
     def state_at(self, position: int, *, search: bool = True) -> MemoryView:
         """A read-only view of the namespace as of a global position (nothing is logged).
 
@@ -736,6 +763,13 @@ class StrataGate:
         if isinstance(self._runtime, ReadOnlyRuntime):
             return self._runtime.view()
         return self.state_at(MAX_POSITION)
+
+
+def _path_text(path: object) -> str:
+    """A file path given as text or ``os.PathLike``, as text."""
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidInputError(f"path must be a file path, not {type(path).__name__}")
+    return os.fsdecode(path)
 
 
 def _processing(*, defer_processing: bool, wait: bool) -> Processing:

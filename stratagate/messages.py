@@ -55,6 +55,7 @@ from stratagate.results import (
     HistoryRecord,
     HitList,
     ImportResult,
+    LogExportReport,
     LogSummary,
     NamespaceStats,
     RawHit,
@@ -252,8 +253,8 @@ class ClaimProjection(Command[ElementProjectionContext | None]):
     include_failed: bool = False
 
 
-class CompleteProjection(Command[ElementProjectionJob]):
-    """Apply a result to a claimed job."""
+class CompleteProjection(Command[list[ElementCard]]):
+    """Apply a result to a claimed job; answers the element cards it applied."""
 
     job_id: Id
     result: ElementProjectionResult
@@ -493,6 +494,12 @@ class Verify(Query[VerifyReport]):
     anchor: Anchor | None = None
 
 
+class ExportLog(Query[LogExportReport]):
+    """Write the namespace's log and keys to a ``stratagate.log.v1`` file (reads only)."""
+
+    path: str = Field(min_length=1)
+
+
 class StateAt(Query[MemoryView]):
     """A read-only view of the namespace as of a global position (nothing is logged);
     ``search=False``: without the search index, from past states kept across calls."""
@@ -530,6 +537,7 @@ __all__ = [
     "EraseThread",
     "EventWeight",
     "ExpandEvent",
+    "ExportLog",
     "ExtractReady",
     "FailProjection",
     "GetBlock",

@@ -15,6 +15,7 @@ from stratagate.timeutil import ensure_utc, utc_now
 
 Runtime = Literal["inline", "ray"]
 DEFAULT_BLOCK_TURN_SIZE = 12
+RAY_LOG_LEVELS = ("error", "warning", "info", "debug")
 
 
 def new_id(prefix: str) -> str:
@@ -47,6 +48,10 @@ class MemoryOptions:
     """Write a read-model snapshot after at least this many new log events, and at least half
     the log's length since the previous one (0 disables periodic snapshots)."""
     ray_address: str | None = None
+    ray_log_level: str = "error"
+    """Ray runtime: the lowest level of Ray's own log lines (``"error"``, ``"warning"``,
+    ``"info"``, ``"debug"``) when this process starts or joins Ray; the default keeps its
+    start-up notices (token authentication, "Started a local Ray instance") quiet."""
     recover_on_open: bool = True
     """Mark jobs found running as interrupted when the memory opens (off for read-only tools)."""
     max_live_namespaces: int = 8
@@ -75,6 +80,11 @@ class MemoryOptions:
             or lam < 0
         ):
             raise InvalidInputError(f"block_decay_lambda must be a finite number >= 0, got {lam!r}")
+        if self.ray_log_level not in RAY_LOG_LEVELS:
+            raise InvalidInputError(
+                f"ray_log_level must be one of {', '.join(RAY_LOG_LEVELS)}, "
+                f"got {self.ray_log_level!r}"
+            )
         if self.runtime not in ("inline", "ray"):
             raise InvalidInputError(f"runtime must be 'inline' or 'ray', got {self.runtime!r}")
         for kind in KINDS:
@@ -125,6 +135,7 @@ class MemoryOptions:
 
 __all__ = [
     "DEFAULT_BLOCK_TURN_SIZE",
+    "RAY_LOG_LEVELS",
     "MemoryOptions",
     "Runtime",
     "new_id",

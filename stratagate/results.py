@@ -114,6 +114,9 @@ class ExpandedEvent(Model):
     event: EventCard
     source_block: MemoryBlock
     source_messages: list[RawMessage]
+    erased: bool = False
+    """The card was erased (it and its facts read ``[erased]``); its source messages are its
+    thread's and stay until that thread (or the namespace) is erased."""
 
 
 class RecallEntry(Model):
@@ -186,6 +189,39 @@ class VerifyReport(Model):
     events_checked: int
     mismatched_models: list[str] = Field(default_factory=list)
     detail: str = ""
+
+
+class LogExportReport(Model):
+    """What ``export_log`` wrote: the file, the namespace's head and how its keys travel."""
+
+    path: str
+    namespace: str
+    events: int
+    head_position: int
+    head_hash: str
+    """The chain hash of the last row: equal to the head hash of a ``checkpoint()`` now."""
+    keys: int
+    erased_keys: int
+    """Keys destroyed by an erasure: exported as tombstones, their content stays erased."""
+    wrapped_by: str | None
+    """The fingerprint of the master key the file's live keys are wrapped under; ``None``
+    when they are bare (then the file alone reveals the namespace's content)."""
+
+
+class LogImportReport(Model):
+    """What ``StrataGate.import_log`` wrote: where the log went and whether it is an exact copy."""
+
+    namespace: str
+    source_namespace: str
+    events: int
+    keys: int
+    head_position: int
+    head_hash: str
+    source_head_hash: str
+    positions_kept: bool
+    """True: the rows kept their positions and hashes (``head_hash == source_head_hash``, so
+    the original's anchors verify against the copy); False: they were chained anew at new
+    positions (another namespace name, or positions the database had handed out already)."""
 
 
 class ImportResult(Model):

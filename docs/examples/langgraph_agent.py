@@ -1,11 +1,13 @@
-"""A LangGraph agent with StrataGate long-term memory, offline (docs/AGENTS.md).
+"""A LangChain agent with StrataGate long-term memory, offline (docs/AGENTS.md).
 
-A small ReAct graph: a pre-model hook recalls memory into the prompt, the model may call the
-memory's tools (a ``ToolNode``), and a post-model hook stores every finished turn. The same
-hooks fit ``create_react_agent(pre_model_hook=..., post_model_hook=...)``. The chat model is a scripted
-stand-in built on langchain-core's ``BaseChatModel`` (no network, no key): it answers plain
-turns with a fixed line and runs the evidence gate for a question — search_events, then
-assess_retrieval with the search's batch id, then record_memory_use, then the answer.
+``langchain.agents.create_agent`` with ``StrataGateMiddleware``: before every model call the
+middleware recalls memory into the system message, the memory's tools are the agent's tools,
+and after every answer the finished turn is stored. (The older ``recall_hook`` /
+``remember_hook`` pair does the same for ``create_react_agent`` or a hand-built graph.) The chat
+model is a scripted stand-in built on langchain-core's ``BaseChatModel`` (no network, no key):
+it answers plain turns with a fixed line and runs the evidence gate for a question —
+search_events, then assess_retrieval with the search's batch id, then record_memory_use, then
+the answer.
 
     pip install 'stratagate[langgraph]'
     python docs/examples/langgraph_agent.py --database agent-memory.db
@@ -18,15 +20,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
+from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
 
 from stratagate import StrataGate
-from stratagate.integrations.langgraph import memory_tools, recall_hook, remember_hook
+from stratagate.integrations.langgraph.middleware import StrataGateMiddleware
 
 CONVERSATION = [
     "We're building Fieldnotes, an offline field-notes app for ecologists.",
@@ -85,30 +86,10 @@ def call(name: str, args: dict[str, Any], step: int) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call-{step}"}])
 
 
-class State(MessagesState):
-    llm_input_messages: list[AnyMessage]
-    """What the model sees: the recalled memory, then the conversation (set by the hook)."""
-
-
 def build_agent(memory: StrataGate, model: BaseChatModel) -> Any:
-    """recall → model → (tools → recall → model)* → remember, checkpointed per thread."""
-    tools = memory_tools(memory)
-    bound = model.bind_tools(tools)
-
-    def think(state: State) -> dict[str, Any]:
-        return {"messages": [bound.invoke(state["llm_input_messages"])]}
-
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_hook(memory))
-    graph.add_node("model", think)
-    graph.add_node("tools", ToolNode(tools))
-    graph.add_node("remember", remember_hook(memory))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "model")
-    graph.add_conditional_edges("model", tools_condition, {"tools": "tools", END: "remember"})
-    graph.add_edge("tools", "recall")
-    graph.add_edge("remember", END)
-    return graph.compile(checkpointer=InMemorySaver())
+    """The agent, with the memory as its middleware and tools, checkpointed per thread."""
+    middleware = StrataGateMiddleware(memory, tools=True)
+    return create_agent(model, tools=[], middleware=[middleware], checkpointer=InMemorySaver())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""The auditor: answers the log's own queries — revision, history, verify, time travel, anchors.
+"""The auditor: answers the log's own queries — revision, history, verify, time travel, anchors,
+export.
 
 It runs in the runtime itself (the caller's process) on the runtime's own store connection and
 only reads: whatever the runtime, these answers come from the log, not from an actor's state.
@@ -15,11 +16,20 @@ from projections.replay import replay
 from stratagate.actors.role import MessageHandler, handles
 from stratagate.anchors import Anchor
 from stratagate.audit import namespace_exists, read_history, take_anchor, verify_log
-from stratagate.messages import History, Revision, StateAt, SummarizeLog, TakeAnchor, Verify
+from stratagate.log_transfer import export_log
+from stratagate.messages import (
+    ExportLog,
+    History,
+    Revision,
+    StateAt,
+    SummarizeLog,
+    TakeAnchor,
+    Verify,
+)
 from stratagate.options import MemoryOptions
 from stratagate.read.past import PastStates
 from stratagate.read.view import MemoryView
-from stratagate.results import HistoryRecord, LogSummary, VerifyReport
+from stratagate.results import HistoryRecord, LogExportReport, LogSummary, VerifyReport
 from stratagate.store import EventStore
 
 LiveDigests = Callable[[], list[tuple[int, dict[str, str]]]]
@@ -75,6 +85,10 @@ class Auditor(MessageHandler):
         if not query.search:
             return self.past.view_at(query.position)
         return MemoryView(replay(self.store, self.namespace, until=query.position))
+
+    @handles(ExportLog)
+    def export_log(self, query: ExportLog) -> LogExportReport:
+        return export_log(self.store, self.namespace, query.path)
 
     @handles(TakeAnchor)
     def take_anchor(self, _: TakeAnchor) -> Anchor:

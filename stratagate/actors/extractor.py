@@ -8,13 +8,15 @@ runs between them, outside any transaction.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
+from projections.cards import EventRecord
 from stratagate.actors.role import Role, Taken, error_text, handles
 from stratagate.callbacks import invoke, is_local, validate_output
 from stratagate.core.ingest import DecidedItem, ImportDecision, decide_import
 from stratagate.core.layers import deterministic_layers
-from stratagate.core.provenance import build_card
+from stratagate.core.provenance import build_card, namespace_event_ids
 from stratagate.errors import InvalidInputError, ModelResponseError, UnknownIdError
 from stratagate.events import (
     EXTRACTION,
@@ -45,6 +47,17 @@ from stratagate.providers import resolve
 from stratagate.results import ImportResult
 
 SUMMARIZER_SKIP = "the summarizer marked the block should_extract=false"
+
+
+class ActiveEvents:
+    """The ids of the active events among ``records`` (checked one id at a time)."""
+
+    def __init__(self, records: Mapping[str, EventRecord]) -> None:
+        self.records = records
+
+    def __contains__(self, event_id: object) -> bool:
+        record = self.records.get(event_id) if isinstance(event_id, str) else None
+        return record is not None and record.status == "active"
 
 
 class Extractor(Role):
@@ -141,9 +154,16 @@ class Extractor(Role):
             )
             raise failure
         existing = Taken(self.state.events.records)
+        drawn = Taken(self.state.events.records)
+
+        def draw() -> str:
+            event_id = self.new_id("evt", drawn)
+            drawn.add(event_id)
+            return event_id
+
         cards = [
             self._card(proposed, block_id, target.l5_raw, existing, now, strict=False)
-            for proposed in result.events
+            for proposed in namespace_event_ids(result.events, draw)
         ]
         self._append(
             *pending,
@@ -245,11 +265,13 @@ class Extractor(Role):
                     candidate=item.candidate,
                     action=choice.action,
                     target_event_id=choice.target_event_id,
+                    supersedes=tuple(item.item.supersedes),
                 )
                 for item, choice in zip(plan.items, decisions, strict=True)
             ],
             imported=self.state.events.imported_hashes(),
             events=self.state.events.records,
+            active=ActiveEvents(self.state.events.records),
             skipped_before=plan.skipped_duplicates,
         )
         result = ImportResult(
@@ -296,18 +318,14 @@ class Extractor(Role):
                 )
             )
             result.added.append(card.id)
-            if item.action == "supersede":
-                assert item.target_event_id is not None
+            for old_id in step.replaces:
                 events.append(
                     EventSuperseded(
-                        event_id=item.target_event_id,
-                        superseded_by=card.id,
-                        import_batch_id=batch,
-                        at=now,
+                        event_id=old_id, superseded_by=card.id, import_batch_id=batch, at=now
                     )
                 )
-                result.superseded.append(item.target_event_id)
-            elif item.action == "conflict":
+                result.superseded.append(old_id)
+            if item.action == "conflict":
                 result.conflicts.append(card.id)
         self._append(*events)
         return result

@@ -180,13 +180,15 @@ class Projector(Role):
             )
 
     @handles(CompleteProjection)
-    def complete(self, command: CompleteProjection) -> ElementProjectionJob:
-        """Apply a result to a claimed job: only changes citing solely batch events survive."""
+    def complete(self, command: CompleteProjection) -> list[ElementCard]:
+        """Apply a result to a claimed job: only changes citing solely batch events survive;
+        the element cards it applied come back (the reference's shape)."""
         self.refresh()
         self._running(command.job_id)
         job = self.state.jobs.projection[command.job_id]
         self._append(self._completion(job.id, job.source_event_ids, command.result))
-        return self.state.jobs.projection[command.job_id].view()
+        done = self.state.jobs.projection[command.job_id].view()
+        return [self.view.expand_element(element_id) for element_id in done.element_ids]
 
     def _completion(
         self, job_id: str, event_ids: list[str], outcome: ElementProjectionResult

@@ -452,9 +452,10 @@ _PRESTARTED: dict[Any, int] = {}
 """The pool size this process already asked each directory to start."""
 
 
-def ensure_ray(address: str | None = None) -> None:
+def ensure_ray(address: str | None = None, log_level: str = "error") -> None:
     """Connect to the given cluster, or start a local Ray when none is running (once, even when
-    several threads open memories at the same time)."""
+    several threads open memories at the same time). Ray's own log lines below ``log_level``
+    stay quiet, and its workers' output stays in Ray's log files (never this process's)."""
     with _STARTING:
         if ray.is_initialized():
             return
@@ -464,6 +465,7 @@ def ensure_ray(address: str | None = None) -> None:
                 namespace=RAY_NAMESPACE,
                 include_dashboard=False,
                 log_to_driver=False,
+                logging_level=getattr(logging, log_level.upper()),
             )
         except Exception as exc:
             raise RuntimeUnavailableError(f"cannot start or reach Ray: {exc}") from exc
@@ -504,7 +506,7 @@ class RayRuntime:
         self.store: EventStore = open_store(database)
         try:
             self.store.check_head(namespace)  # a broken log is reported, never extended
-            ensure_ray(options.ray_address)
+            ensure_ray(options.ray_address, options.ray_log_level)
         except BaseException:
             self.store.close()
             raise

@@ -14,7 +14,13 @@ from stratagate.actors.role import MessageHandler, Taken, handles
 from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.audit import last_event_at
 from stratagate.core.filters import MAX_QUERY_CHARS, EventFilters
-from stratagate.formats.external_memory import ImportPlan, PlannedItem, candidate, item_hash
+from stratagate.formats.external_memory import (
+    ImportPlan,
+    PlannedItem,
+    candidate,
+    data_trace,
+    item_hash,
+)
 from stratagate.messages import (
     GetStats,
     PlanImport,
@@ -158,6 +164,7 @@ class Reader(MessageHandler):
                 content=item.text,
                 created_at=now,
                 thread_id=f"import:{batch_id}",
+                tool_calls=None if item.data is None else [data_trace(item.data)],
             )
             proposal = candidate(item, block_id=block_id, message_id=message.id)
             matches = [

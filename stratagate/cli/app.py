@@ -1,8 +1,9 @@
 """The ``stratagate`` command line: argument parsing, dispatch and exit statuses.
 
-The subcommands live in ``stratagate.cli.commands``, ``demo``, ``erase``, ``serve`` and ``ui``; each parser holds
-its handler as a typed callable, and those modules load only when a handler runs (they are lazy
-modules here), so ``--help`` and usage errors answer at once.
+The subcommands live in ``stratagate.cli.commands``, ``demo``, ``erase``, ``serve``,
+``transfer`` and ``ui``; each parser holds its handler as a typed callable, and those modules
+load only when a handler runs (they are lazy modules here), so ``--help`` and usage errors answer
+at once.
 A ``StrataGateError`` becomes one ``stratagate: error: …`` line on stderr and its exit status
 (see ``EXIT_CODES``); any other exception is a bug and keeps its traceback.
 """
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from stratagate import __version__
 from stratagate.cli.constants import (
+    COMMAND,
     DEFAULT_DATABASE,
     DEFAULT_NAMESPACE,
     ENV_DATABASE,
@@ -52,14 +54,18 @@ if TYPE_CHECKING:
     from stratagate.cli import demo as run_demo
     from stratagate.cli import erase as run_erase
     from stratagate.cli import hook as run_hook
+    from stratagate.cli import sample as run_sample
     from stratagate.cli import serve as run_serve
+    from stratagate.cli import transfer as run_transfer
     from stratagate.cli import ui as run_ui
 else:
     run_commands = lazy_module("stratagate.cli.commands")
     run_demo = lazy_module("stratagate.cli.demo")
     run_erase = lazy_module("stratagate.cli.erase")
     run_hook = lazy_module("stratagate.cli.hook")
+    run_sample = lazy_module("stratagate.cli.sample")
     run_serve = lazy_module("stratagate.cli.serve")
+    run_transfer = lazy_module("stratagate.cli.transfer")
     run_ui = lazy_module("stratagate.cli.ui")
 
 EPILOG = """\
@@ -323,6 +329,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="the global position to stop at (history prints positions)",
     )
 
+    export = command(
+        "export",
+        lambda a: run_transfer.export(a),
+        "write the namespace's log (rows as stored, with its keys) to a JSONL file",
+    )
+    export.add_argument(
+        "--output", required=True, metavar="FILE", help="the file to write (replaced whole)"
+    )
+    importing = command(
+        "import-log",
+        lambda a: run_transfer.import_log(a),
+        "check an exported log line by line, write it into --database and verify it",
+    )
+    importing.add_argument("path", metavar="FILE", help="a file `stratagate export` wrote")
+    for action in importing._actions:
+        if action.dest == "namespace":
+            action.default = None
+            action.help = "the namespace to import it as (default: the one it was exported from)"
+
     stats = command(
         "stats", lambda a: run_commands.stats(a), "counts of everything in the namespace"
     )
@@ -366,6 +391,17 @@ def build_parser() -> argparse.ArgumentParser:
         demo=True,
     )
     demo.add_argument("--fresh", action="store_true", help="delete the demo database first")
+
+    sample = commands.add_parser(
+        "sample",
+        help="write the bundled sample conversation (JSONL turns) to try the other commands",
+        description="write the bundled sample conversation (96 JSONL turns in two threads, "
+        "the one the demo ingests) to try the other commands",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sample.add_argument("--output", metavar="FILE", help="the file to write (default: stdout)")
+    sample.set_defaults(handler=lambda a: run_sample.sample(a))
     return parser
 
 
@@ -619,9 +655,11 @@ def memory_options(parser: argparse.ArgumentParser, *, runtime_help: str | None)
     parser.add_argument(
         "--models",
         choices=("offline", "none", "openai"),
-        default="offline",
-        help="offline heuristics, no callbacks, or the OpenAI-compatible endpoint "
-        "configured by STRATAGATE_MODEL_* variables (default: %(default)s)",
+        default="none",
+        help="none: no model callbacks, as in the library (blocks seal with deterministic "
+        "views, nothing is extracted; said on stderr); offline: the bundled heuristics; "
+        "openai: the OpenAI-compatible endpoint of the STRATAGATE_MODEL_* variables "
+        "(default: %(default)s)",
     )
     if runtime_help is not None:
         parser.add_argument(
@@ -629,6 +667,19 @@ def memory_options(parser: argparse.ArgumentParser, *, runtime_help: str | None)
             choices=("inline", "ray"),
             default="inline",
             help=f"{runtime_help} (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--ray-log-level",
+            choices=("error", "warning", "info", "debug"),
+            default="error",
+            help="ray: the lowest level of Ray's own log lines on stderr (default: "
+            "%(default)s, which keeps its start-up notices quiet)",
+        )
+        parser.add_argument(
+            "--ray-address",
+            metavar="ADDRESS",
+            help="ray: the cluster to join, e.g. auto or HOST:6379 of a `ray start --head` "
+            "(default: the running one, else a new local Ray, which takes seconds to start)",
         )
 
 
@@ -639,6 +690,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(run_hook.claude_code(hook_parser(), arguments[2:]))
     parser = build_parser()
     args = parser.parse_args(arguments)
+    COMMAND.set(args.command)
     try:
         check_arguments(subcommand(parser, args.command), args)
         handler: Handler = args.handler

@@ -12,19 +12,25 @@ that nobody's running jobs are marked interrupted.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from stratagate.cli.constants import EXIT_OK, EXIT_VERIFY_FAILED
-from stratagate.cli.formatting import json_text
-from stratagate.cli.ingest_job import FileResult, job_files, model_options, run_job
+from stratagate.cli.formatting import envelope, json_text
+from stratagate.cli.ingest_job import (
+    NO_MODELS_NOTICE,
+    FileResult,
+    job_files,
+    model_options,
+    run_job,
+)
 from stratagate.cli.progress import Progress
 from stratagate.cli.render import WIDTH, clip, table
+from stratagate.cli.streams import reserve_stdout
 from stratagate.cli.views import (
     block_entry_lines,
     element_hit_lines,
@@ -52,7 +58,8 @@ def emit(lines: list[str]) -> None:
 
 
 def emit_json(value: Any) -> None:
-    print(json_text(value))
+    """The command's result as one JSON document in the CLI's envelope."""
+    print(json_text(envelope(value)))
 
 
 def _show(args: argparse.Namespace, value: Any, lines: list[str]) -> None:
@@ -128,23 +135,32 @@ def ingest(args: argparse.Namespace) -> int:
     options = model_options(args.models)
     if args.block_turn_size is not None:
         options["block_turn_size"] = args.block_turn_size
+    if args.ray_address is not None and args.runtime != "ray":
+        raise InvalidInputError("--ray-address joins a Ray cluster: it needs --runtime ray")
     if args.runtime == "ray":
-        options.update(runtime="ray", max_live_namespaces=max(args.parallel, 8))
+        options.update(
+            runtime="ray",
+            max_live_namespaces=max(args.parallel, 8),
+            ray_address=args.ray_address,
+            ray_log_level=args.ray_log_level,
+        )
+        reserve_stdout()  # Ray writes to fd 1, also after the result: never into the document
     namespaces = len({file.namespace for file in files})
     started = time.monotonic()
     total = sum(len(file.turns) for file in files)
-    # Ray prints its raylet's warnings on stdout: keep them off the table or JSON document.
-    quiet = contextlib.redirect_stdout(sys.stderr) if args.runtime == "ray" else nullcontext()
-    with quiet, Progress(total, sys.stderr, namespaces=namespaces) as progress:
+    with Progress(total, sys.stderr, namespaces=namespaces) as progress:
         results = run_job(args.database, files, options, parallel=args.parallel, progress=progress)
     elapsed = time.monotonic() - started
     appended = sum(result.report.appended for result in results)
     skipped = sum(result.report.skipped for result in results)
+    if args.models == "none":
+        print(f"stratagate: {NO_MODELS_NOTICE}", file=sys.stderr)
     if args.json:
         emit_json(
             {
                 "database": args.database,
                 "runtime": args.runtime,
+                "models": args.models,
                 "parallel": args.parallel,
                 "namespaces": namespaces,
                 "turns": {"total": total, "appended": appended, "skipped": skipped},
@@ -165,6 +181,7 @@ def ingest(args: argparse.Namespace) -> int:
     emit(ingest_table(results))
     print(f"turns     {appended} appended, {skipped} skipped (already in), {total} in all")
     print(f"elapsed   {elapsed:.1f} s ({rate:.1f} turns/s)")
+    print(f"models    {args.models}")
     return EXIT_OK
 
 
@@ -187,7 +204,7 @@ def ingest_table(results: Sequence[FileResult]) -> list[str]:
             ]
         )
     headers = ["NAMESPACE", "TURNS", "APPENDED", "SKIPPED", "BLOCKS", "EVENTS", "ELEMENTS"]
-    return table([*headers, "REVISION", "FILE"], rows)
+    return table([*headers, "REVISION", "FILE"], rows, keep_end=True)
 
 
 # -- retrieval -------------------------------------------------------------------------------
@@ -329,17 +346,17 @@ def checkpoint(args: argparse.Namespace) -> int:
     with read_only_memory(args.database, args.namespace) as memory:
         anchor = memory.checkpoint()
     text = anchor.model_dump_json()
-    if args.output is None:
-        print(text)
-        return EXIT_OK
-    try:
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInputError(f"cannot write the anchor to {args.output}: {exc}") from exc
-    if not args.json:
-        print(f"anchor of {args.namespace!r} at global position {anchor.position} -> {args.output}")
-    else:
+    if args.output is not None:
+        try:
+            Path(args.output).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInputError(f"cannot write the anchor to {args.output}: {exc}") from exc
+    if args.json:
         emit_json(anchor)
+    elif args.output is None:
+        print(text)  # the anchor itself, as `verify --anchor` reads it
+    else:
+        print(f"anchor of {args.namespace!r} at global position {anchor.position} -> {args.output}")
     return EXIT_OK
 
 

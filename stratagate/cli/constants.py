@@ -1,10 +1,13 @@
-"""What every part of the command line shares: exit statuses and environment variable names.
+"""What every part of the command line shares: exit statuses, environment variable names and
+the ``--json`` envelope's format with the running command.
 
 The subcommand modules import these from here (not from ``app``, which imports them), so the
 CLI's modules form no import circle.
 """
 
 from __future__ import annotations
+
+from contextvars import ContextVar
 
 from stratagate.errors import (
     ChainVerificationError,
@@ -13,6 +16,12 @@ from stratagate.errors import (
     StrataGateError,
     UnknownIdError,
 )
+
+CLI_FORMAT = "stratagate.cli.v1"
+"""The envelope of every ``--json`` document (docs/CLI.md, "JSON output")."""
+
+COMMAND: ContextVar[str] = ContextVar("stratagate_cli_command", default="")
+"""The subcommand running (set by ``main``), named in the envelope."""
 
 EXIT_OK = 0
 EXIT_VERIFY_FAILED = 1
@@ -39,6 +48,8 @@ DEFAULT_NAMESPACE = "default"
 
 
 __all__ = [
+    "CLI_FORMAT",
+    "COMMAND",
     "DEFAULT_DATABASE",
     "DEFAULT_NAMESPACE",
     "ENV_DATABASE",

@@ -5,7 +5,6 @@ history — then one retrieval traced back to its source message, and a verifica
 from __future__ import annotations
 
 import argparse
-import importlib.resources
 import sys
 import time
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from stratagate.cli.constants import EXIT_OK, EXIT_VERIFY_FAILED
 from stratagate.cli.ingest_job import IngestReport, ingest_turns, model_options
 from stratagate.cli.progress import Progress
 from stratagate.cli.render import WIDTH, clip
+from stratagate.cli.sample import SAMPLE, sample_bytes
 from stratagate.cli.views import (
     block_entry_lines,
     element_lines,
@@ -28,7 +28,6 @@ from stratagate.formats.turn_files import FileTurn, jsonl_turns
 from stratagate.memory import StrataGate
 from stratagate.models import ElementCard, EventCard, MemoryBlock
 
-SAMPLE = "sample/project_conversation.jsonl"
 DEFAULT_DATABASE = "stratagate-demo.db"
 SEARCH_QUERY = "pnpm"
 EVENTS_PER_BLOCK = 2
@@ -39,8 +38,7 @@ BLOCK_LINES = 2
 
 def sample_turns() -> list[FileTurn]:
     """The bundled sample conversation (each line carries its receipt id)."""
-    resource = importlib.resources.files("stratagate") / SAMPLE
-    return jsonl_turns(resource.read_bytes(), name=Path(SAMPLE).name)
+    return jsonl_turns(sample_bytes(), name=Path(SAMPLE).name)
 
 
 def remove_database(database: str) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from stratagate.cli.constants import CLI_FORMAT, COMMAND
 from stratagate.cli.render import clip
 from stratagate.models import ElementFact, EventTemporal
 from stratagate.timeutil import parse_datetime
@@ -113,6 +114,12 @@ def _snippet(data: Mapping[str, Any]) -> str | None:
     return next((text for text in candidates if isinstance(text, str) and text.strip()), None)
 
 
+def envelope(result: Any) -> dict[str, Any]:
+    """``{"format": "stratagate.cli.v1", "command": …, "result": …}``: one shape for every
+    command's ``--json`` output, whatever its result is (an object, a list)."""
+    return {"format": CLI_FORMAT, "command": COMMAND.get(), "result": result}
+
+
 def json_text(value: Any) -> str:
     """One indented JSON document; pydantic models are dumped in JSON mode."""
     return orjson.dumps(value, default=_jsonable, option=orjson.OPT_INDENT_2).decode()
@@ -129,6 +136,7 @@ def _jsonable(value: Any) -> Any:
 __all__ = [
     "NONE",
     "day",
+    "envelope",
     "fact_value",
     "happened",
     "history_gist",

@@ -31,6 +31,15 @@ TURNS_PER_CALL = 64
 """Turns per ``append_turns`` call: one commit, then the progress bar moves."""
 
 
+NO_MODELS_NOTICE = (
+    "models: none (the default, as in the library): blocks are sealed with deterministic "
+    "views, nothing is extracted and projection jobs wait for the manual API; pass --models "
+    "offline (the bundled heuristics, no network) or --models openai to extract events and "
+    "elements"
+)
+"""What a command that appends says on stderr when it runs without models."""
+
+
 def model_options(models: str) -> dict[str, Any]:
     """The callback options of ``StrataGate.open`` for ``--models``: the provider's name for
     each model (the library resolves it), or none (blocks seal with deterministic views,
@@ -297,6 +306,7 @@ def _stop_all(stop: threading.Event, futures: Sequence[Future[Any]]) -> None:
 
 __all__ = [
     "MODEL_CHOICES",
+    "NO_MODELS_NOTICE",
     "TURNS_PER_CALL",
     "TURN_FILE_SUFFIXES",
     "Counts",

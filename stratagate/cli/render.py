@@ -96,10 +96,32 @@ def _wrap_paragraph(paragraph: str, room: int) -> list[str]:
     return lines
 
 
+def clip_start(text: str, width: int) -> str:
+    """``text`` on one line, its start cut (an ellipsis first) to keep its end within ``width``
+    columns: how a path keeps its file name."""
+    flat = one_line(text)
+    if display_width(flat) <= width:
+        return flat
+    kept: list[str] = []
+    used = 0
+    for char in reversed(flat):
+        step = char_width(char)
+        if used + step > width - 1:
+            break
+        kept.append(char)
+        used += step
+    return ELLIPSIS + "".join(reversed(kept)).lstrip()
+
+
 def table(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], *, width: int = WIDTH
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    width: int = WIDTH,
+    keep_end: bool = False,
 ) -> list[str]:
-    """Aligned columns separated by two spaces; the last column is clipped to fit ``width``."""
+    """Aligned columns separated by two spaces; the last column is clipped to fit ``width``
+    (at its end, or at its start with ``keep_end``, for paths)."""
     cells = [[one_line(cell) for cell in row] for row in rows]
     columns = len(headers)
     widths = [
@@ -111,7 +133,7 @@ def table(
     lines = []
     for row in [list(headers), *cells]:
         head = "  ".join(pad(cell, widths[i]) for i, cell in enumerate(row[:-1]))
-        tail = clip(row[-1], last)
+        tail = (clip_start if keep_end else clip)(row[-1], last)
         lines.append(f"{head}  {tail}".rstrip() if columns > 1 else tail)
     return lines
 
@@ -157,6 +179,7 @@ __all__ = [
     "WIDTH",
     "char_width",
     "clip",
+    "clip_start",
     "display_width",
     "duration",
     "one_line",

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from stratagate.cli.constants import ENV_TOKEN, EXIT_OK
-from stratagate.cli.ingest_job import model_options
+from stratagate.cli.ingest_job import NO_MODELS_NOTICE, model_options
 from stratagate.errors import InvalidInputError, StrataGateError
 
 
@@ -56,8 +56,12 @@ def serve(args: argparse.Namespace) -> int:
     options: dict[str, Any] = model_options(args.models)
     if args.block_turn_size is not None:
         options["block_turn_size"] = args.block_turn_size
+    if args.ray_address is not None and args.runtime != "ray":
+        raise InvalidInputError("--ray-address joins a Ray cluster: it needs --runtime ray")
     if args.runtime == "ray":
-        options["runtime"] = "ray"
+        options.update(
+            runtime="ray", ray_address=args.ray_address, ray_log_level=args.ray_log_level
+        )
     allowed = allow_list(args.namespace, args.namespaces)
     token = args.token or os.environ.get(ENV_TOKEN) or None
     if args.transport == "http":
@@ -72,6 +76,8 @@ def serve(args: argparse.Namespace) -> int:
         pool.close()
         raise
     stop_on_sigterm()
+    if args.models == "none":
+        print(f"stratagate: {NO_MODELS_NOTICE}", file=sys.stderr)
     served = ", ".join(sorted(allowed))
     if wire is not None:
         print(f"stratagate: serving {served} of {args.database} on stdio", file=sys.stderr)

@@ -158,10 +158,25 @@ def expanded_event_lines(expanded: ExpandedEvent) -> list[str]:
             WIDTH,
         )
     )
+    if expanded.erased:
+        lines.extend(erased_event_note(card.title, block.thread_id))
     lines.append(f"source messages ({len(expanded.source_messages)}):")
     for message in expanded.source_messages:
         lines.extend(message_lines(message, indent="  "))
     return lines
+
+
+def erased_event_note(erased: str, thread_id: str | None) -> list[str]:
+    """What an erased card's expansion must say: what went, and what stays until when."""
+    thread = thread_id or "(none)"
+    erase = f"stratagate erase thread {thread_id}" if thread_id else "stratagate erase namespace"
+    return wrap(
+        f"erased: this card (and the facts drawn from it) reads {erased}; its source messages "
+        f"belong to thread {thread} and stay readable until that thread is erased "
+        f"(`{erase} --yes`)",
+        WIDTH,
+        indent="  ",
+    )
 
 
 def message_lines(

@@ -115,6 +115,8 @@ class DecidedItem:
     candidate: EventCardInput
     action: Action
     target_event_id: str | None
+    supersedes: tuple[str, ...] = ()
+    """Events the item itself says it replaces (its ``supersedes``): each must be active."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +128,9 @@ class ImportStep:
     item: DecidedItem
     card: EventCardInput | None
     """The card to add, or ``None`` (merge, ignore)."""
+    replaces: tuple[str, ...] = ()
+    """The events the card supersedes: the item's own ``supersedes``, then a decider's
+    ``supersede`` target (each once)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,15 +146,25 @@ def decide_import(
     *,
     imported: Collection[str],
     events: Container[str],
+    active: Container[str] = (),
     skipped_before: int = 0,
 ) -> ImportDecision:
     """The steps of an import: items imported meanwhile (their hash is in ``imported``) are
     skipped; a decision's target must be an event the namespace holds (else
-    ``UnknownIdError`` and nothing is appended)."""
+    ``UnknownIdError`` and nothing is appended); an event an item supersedes must be held and
+    ``active``, and named by one item only (else ``InvalidInputError``)."""
     kept = [item for item in items if item.digest not in imported]
+    replaced: set[str] = set()
     for item in kept:
         if item.target_event_id is not None and item.target_event_id not in events:
             raise UnknownIdError(f"decide() target {item.target_event_id!r} is not an event")
+        for old_id in item.supersedes:
+            if old_id not in events:
+                raise UnknownIdError(f"an item supersedes {old_id!r}, which is not an event")
+            if old_id not in active or old_id in replaced:
+                why = "superseded by another item" if old_id in replaced else "not active"
+                raise InvalidInputError(f"an item supersedes {old_id!r}, which is {why}")
+            replaced.add(old_id)
     steps = []
     for item in kept:
         card: EventCardInput | None = item.candidate
@@ -162,7 +177,10 @@ def decide_import(
             card = item.candidate.model_copy(
                 update={"temporal": temporal.model_copy(update=update)}
             )
-        steps.append(ImportStep(item=item, card=card))
+        olds = [*item.supersedes] if card is not None else []
+        if item.action == "supersede" and item.target_event_id is not None:
+            olds.append(item.target_event_id)
+        steps.append(ImportStep(item=item, card=card, replaces=tuple(dict.fromkeys(olds))))
     return ImportDecision(steps, skipped_before + len(items) - len(kept))
 
 

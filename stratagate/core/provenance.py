@@ -30,6 +30,41 @@ def cited_messages(
     return valid or legal
 
 
+EVENT_ID_PREFIX = "evt_"
+
+
+def namespace_event_ids(
+    proposals: Sequence[EventCardInput], draw: Callable[[], str]
+) -> list[EventCardInput]:
+    """A model's cards with ids of the namespace's one style (``evt_…``): an id of its own
+    (a label linking siblings of one batch, such as ``<block id>-e1``) becomes a drawn one, and
+    the batch's ``supersedes``/``conflicts`` references to it follow. ``evt_`` ids are kept."""
+    renamed = {
+        p.id: draw() for p in proposals if p.id is not None and not p.id.startswith(EVENT_ID_PREFIX)
+    }
+    if not renamed:
+        return list(proposals)
+    out: list[EventCardInput] = []
+    for proposed in proposals:
+        update: dict[str, object] = {}
+        if proposed.id in renamed:
+            update["id"] = renamed[proposed.id]
+        temporal = proposed.temporal
+        if temporal is not None:
+            update["temporal"] = temporal.model_copy(
+                update={
+                    "supersedes_event_ids": [
+                        renamed.get(i, i) for i in temporal.supersedes_event_ids
+                    ],
+                    "conflicts_with_event_ids": [
+                        renamed.get(i, i) for i in temporal.conflicts_with_event_ids
+                    ],
+                }
+            )
+        out.append(proposed.model_copy(update=update))
+    return out
+
+
 def build_card(
     proposed: EventCardInput,
     *,
@@ -69,4 +104,4 @@ def build_card(
     )
 
 
-__all__ = ["build_card", "cited_messages"]
+__all__ = ["EVENT_ID_PREFIX", "build_card", "cited_messages", "namespace_event_ids"]

@@ -148,6 +148,18 @@ def _block_lifted_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "source": None}
 
 
+@upcaster("ProjectionCompleted", 1)
+def _projection_completed_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v2 only encrypts element names and aliases: a v1 payload (names in clear) is a v2 one."""
+    return data
+
+
+@upcaster("RetrievalBatchRecorded", 1)
+def _retrieval_batch_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v2 only encrypts the options: a v1 payload (options in clear) is a v2 one."""
+    return data
+
+
 __all__ = [
     "UPCASTERS",
     "canonical_json",

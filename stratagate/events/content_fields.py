@@ -10,7 +10,10 @@ stepping into each item of a list), the data key they are encrypted under (``sco
 from the payload and the object: a key name, not a key), and each field with the value it
 reads as once its key is destroyed (the redaction, fixed per field, so every replay of an
 erased row folds the same state). Key names: ``thread:<id>`` (``thread:`` for the default
-thread), ``block:<id>``, ``event:<card id>``, ``job:<projection job id>``, ``namespace``.
+thread), ``block:<id>``, ``event:<card id>``, ``job:<projection job id>``, ``namespace`` (the
+weight keeper's: logged queries, their options, assessments) and ``elements`` (the projector's:
+element names and aliases, which several threads may share, so only the namespace's erasure
+takes them).
 Which role writes which key names matters: each name is created by the one role writing the
 event types that use it, so two writers never race to create one.
 """
@@ -63,6 +66,11 @@ def namespace_key(_payload: Mapping[str, Any], _obj: Mapping[str, Any]) -> str:
     return "namespace"
 
 
+def elements_key(_payload: Mapping[str, Any], _obj: Mapping[str, Any]) -> str:
+    """The namespace-wide key of element names and aliases (written by the projector only)."""
+    return "elements"
+
+
 MESSAGE: Mapping[Path, Any] = {("content",): ERASED, ("tool_calls",): None}
 SUMMARY: Mapping[Path, Any] = {
     ("summary", "l0_title"): ERASED,
@@ -104,9 +112,14 @@ CONTENT: Mapping[str, tuple[Group, ...]] = {
     "ProjectionCompleted": (
         Group((), job_key, {("reason",): ERASED, ("diagnostic",): ERASED}),
         Group(("plan", "facts_added", "*", "fact"), job_key, {("value",): ERASED}),
+        Group(
+            ("plan", "elements_created", "*"), elements_key, {("name",): ERASED, ("aliases",): []}
+        ),
+        Group(("plan", "aliases_added", "*"), elements_key, {("alias",): ERASED}),
+        Group(("plan", "dropped", "*"), elements_key, {("element_name",): ERASED}),
     ),
     "ProjectionFailed": (Group((), job_key, {("error",): ERASED}),),
-    "RetrievalBatchRecorded": (Group((), namespace_key, {("query",): ERASED}),),
+    "RetrievalBatchRecorded": (Group((), namespace_key, {("query",): ERASED, ("options",): {}}),),
     "AssessmentRecorded": (Group(("assessment",), namespace_key, ASSESSMENT),),
     "MemoryUseRecorded": (Group(("receipt", "audit", "assessment"), namespace_key, ASSESSMENT),),
 }
@@ -147,6 +160,7 @@ __all__ = [
     "Group",
     "block_key",
     "card_key",
+    "elements_key",
     "field_slots",
     "job_key",
     "namespace_key",

@@ -32,9 +32,13 @@ class ProjectionClaimed(DomainEvent):
 
 @register
 class ProjectionCompleted(DomainEvent):
-    """A job's result was applied: exactly the facts and elements in ``plan``."""
+    """A job's result was applied: exactly the facts and elements in ``plan``.
+
+    v2: element names and aliases (and a dropped change's element name) are content, encrypted
+    under the namespace's ``elements`` key; a v1 row holds them in clear and reads the same."""
 
     stream = ELEMENTS
+    schema_version = 2
     type: Literal["ProjectionCompleted"] = "ProjectionCompleted"
     job_id: str
     reason: str = ""

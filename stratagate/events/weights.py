@@ -14,9 +14,14 @@ BatchKind = Literal["events", "elements", "raw", "context"]
 
 @register
 class RetrievalBatchRecorded(DomainEvent):
-    """A search (or recall) ran: its query, options and hit refs; sets last_retrieved_at only."""
+    """A search (or recall) ran: its query, options and hit refs; sets last_retrieved_at only.
+
+    v2: the options (filters naming participants, elements, threads) are content like the
+    query, encrypted under the ``namespace`` key; a v1 row holds them in clear and reads the
+    same."""
 
     stream = WEIGHTS
+    schema_version = 2
     type: Literal["RetrievalBatchRecorded"] = "RetrievalBatchRecorded"
     batch_id: str
     kind: BatchKind

@@ -14,9 +14,16 @@ A document is JSON (a dict or text)::
                 "source": "chat 2025-04-02",             # optional per-item origin
                 "tags": ["tools"],                       # optional
                 "participants": ["user"],                # optional
-                "criticality": "preference"}]}          # optional: routine/preference/identity/safety
+                "criticality": "preference",            # optional: routine/preference/identity/safety
+                "data": {"theme": "dark"},               # optional: a JSON object kept verbatim
+                "supersedes": ["evt_…"]}]}              # optional: active events it replaces
 
 Malformed documents raise ``InvalidInputError`` naming the first problem; nothing is appended.
+
+``data`` travels with the item's message as a tool trace named ``data`` (sealed like the text),
+so a host that stores structured values (LangGraph's store) reads back exactly what it put.
+Each event ``supersedes`` names must be active: the item's card replaces it (an appended
+``EventSuperseded``), as a decider's ``supersede`` does. Both count in the item's identity.
 """
 
 from __future__ import annotations
@@ -37,11 +44,14 @@ from stratagate.models import (
     IsoTime,
     Model,
     RawMessage,
+    ToolTrace,
     parse_input,
 )
 from stratagate.timeutil import partial_bounds
 
 FORMAT = "stratagate.external-memory.v2"
+DATA_TRACE = "data"
+"""The name of the tool trace an item's ``data`` is kept in, on its message."""
 MAX_ITEMS = 5000
 TITLE_CHARS = 80
 Action = Literal["add", "merge", "supersede", "conflict", "ignore"]
@@ -66,6 +76,8 @@ class ExternalItem(Model):
     tags: list[str] = Field(default_factory=list)
     participants: list[str] = Field(default_factory=list)
     criticality: Criticality | None = None
+    data: dict[str, Any] | None = None
+    supersedes: list[str] = Field(default_factory=list)
 
     @field_validator("text")
     @classmethod
@@ -132,13 +144,30 @@ def parse_document(document: Mapping[str, Any] | str | bytes) -> ExternalMemoryD
 
 def item_hash(item: ExternalItem) -> str:
     """Identity of an item for exact-duplicate detection: text (whitespace-normalised,
-    case-folded), kind and time."""
-    key = {
+    case-folded), kind and time, and its ``data`` and ``supersedes`` when it has them."""
+    key: dict[str, Any] = {
         "text": " ".join(item.text.split()).casefold(),
         "kind": (item.kind or "").casefold(),
         "time": item.time.model_dump() if item.time else None,
     }
+    if item.data is not None:
+        key["data"] = item.data
+    if item.supersedes:
+        key["supersedes"] = item.supersedes
     return hashlib.sha256(orjson.dumps(key, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def data_trace(data: dict[str, Any]) -> ToolTrace:
+    """The tool trace that keeps an item's ``data`` on its message."""
+    return ToolTrace(name=DATA_TRACE, arguments=None, result=data)
+
+
+def item_data(message: RawMessage) -> dict[str, Any] | None:
+    """The ``data`` an imported item's message carries, if any."""
+    for trace in message.tool_calls or ():
+        if trace.name == DATA_TRACE and isinstance(trace.result, dict):
+            return trace.result
+    return None
 
 
 def _title(text: str) -> str:
@@ -173,6 +202,7 @@ def candidate(item: ExternalItem, *, block_id: str, message_id: str) -> EventCar
         status="unknown",
         participants=item.participants,
         event_type=item.kind,
+        supersedes_event_ids=item.supersedes,
     )
     return EventCardInput(
         title=_title(item.text),
@@ -227,6 +257,7 @@ Rules:
 """
 
 __all__ = [
+    "DATA_TRACE",
     "EXPORT_PROMPT",
     "FORMAT",
     "Decision",
@@ -237,6 +268,8 @@ __all__ = [
     "PlannedItem",
     "candidate",
     "check_decision",
+    "data_trace",
+    "item_data",
     "item_hash",
     "parse_document",
 ]

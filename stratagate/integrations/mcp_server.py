@@ -26,6 +26,7 @@ import orjson
 from mcp.server import Server, ServerRequestContext
 
 from stratagate import __version__
+from stratagate.core.turn_input import IMPORT_THREAD_PREFIX
 from stratagate.errors import AccessDeniedError, InvalidInputError, StrataGateError
 from stratagate.integrations.http_guard import GuardSettings, HttpGuard, check_bind
 from stratagate.integrations.tools import TOOLS, Tool, dump, find_tool
@@ -168,11 +169,27 @@ async def call_tool(
 
 # -- resources -------------------------------------------------------------------------------
 
+
+def every_thread_context(memory: StrataGate) -> list[Any]:
+    """The block context of every conversation thread, thread by thread (first sealed first;
+    threads with only an open tail last): each entry names its thread."""
+    threads = [b.thread_id for b in memory.list_blocks() if not is_import_thread(b.thread_id)]
+    threads += [m.thread_id for m in memory.list_open_tail()]
+    return [
+        entry for thread in dict.fromkeys(threads) for entry in memory.get_block_context(thread)
+    ]
+
+
+def is_import_thread(thread_id: str | None) -> bool:
+    """Whether a block holds imported documents (its pseudo-thread), not a conversation."""
+    return thread_id is not None and thread_id.startswith(IMPORT_THREAD_PREFIX)
+
+
 RESOURCES: dict[str, tuple[str, Callable[[StrataGate], Any]]] = {
     "context": (
         "The current block context of every thread: blocks at their decayed levels and the "
-        "open tail",
-        lambda memory: memory.get_block_context(),
+        "open tail, each entry with its thread_id",
+        every_thread_context,
     ),
     "elements": (
         "Every element card (people, projects, tools, …) with its current state",

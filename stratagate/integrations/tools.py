@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.memory import StrataGate
@@ -100,10 +100,12 @@ class ExpandElementInput(ToolInput):
 
 class ExpandBlockInput(ToolInput):
     block_id: str = Field(min_length=1, description="A block id (blk_…) from recall or search.")
-    target: int | str = Field(
+    level: int | str = Field(
         "next",
+        validation_alias=AliasChoices("level", "target"),
         description="The level to show: 'next' (one level more detailed), 0-5, 'L0'-'L5' or "
-        "'raw' (the exact messages).",
+        "'raw' (the exact messages); `stratagate expand block --level` takes the same "
+        "('target' is accepted too).",
     )
 
 
@@ -234,7 +236,7 @@ def expand_element(memory: StrataGate, a: ExpandElementInput) -> dict[str, Any]:
 
 
 def expand_block(memory: StrataGate, a: ExpandBlockInput) -> dict[str, Any]:
-    return dump(memory.expand_block(a.block_id, a.target, source="agent"))
+    return dump(memory.expand_block(a.block_id, a.level, source="agent"))
 
 
 def assess_retrieval(memory: StrataGate, a: AssessRetrievalInput) -> dict[str, Any]:
@@ -328,7 +330,9 @@ TOOLS: tuple[Tool[Any], ...] = (
         "search_events",
         "Search event memories (things that happened, were decided or planned, with dates and "
         "participants). Hits are ranked; each has the event card (title, summary, temporal: "
-        "when it happened and how sure) and its id (evt_…)." + SEARCH_NOTE,
+        "when it happened and how sure) and its id (evt_…). Events are extracted a block "
+        "late, so the latest turns are not here yet: search_raw_memory (or recall_context) "
+        "has them." + SEARCH_NOTE,
         SearchEventsInput,
         search_events,
     ),
@@ -389,8 +393,12 @@ TOOLS: tuple[Tool[Any], ...] = (
     Tool(
         "append_turn",
         "Store one conversation turn (the user's message and the assistant's answer) in "
-        "long-term memory. The turn is durable on return; blocks are sealed and memories "
-        "extracted from it as they become ready. Pass a receipt_id to make retries safe.",
+        "long-term memory. The turn is durable on return and search_raw_memory finds it at "
+        "once. Event memories come later, by design: turns are sealed into blocks (12 turns "
+        "by default) and a block's events are extracted only when the next block of its "
+        "thread is sealed (so a correction that follows can still shape them): with the "
+        "defaults, a thread's first events appear after 24 turns, and the latest turns are "
+        "never in search_events yet. Pass a receipt_id to make retries safe.",
         AppendTurnInput,
         append_turn,
     ),

@@ -218,6 +218,7 @@ class MemoryView:
             event=card,
             source_block=block,
             source_messages=[m for m in block.l5_raw if m.id in cited],
+            erased=self.state.events.records[event_id].erased,
         )
 
     def timeline(self, *, limit: int | None = None, related_to: str = "") -> list[TimelineEntry]:

@@ -90,6 +90,32 @@ def seal_batch(
     return sealed
 
 
+def rechain(
+    rows: Iterable[StoredEvent], *, namespace: str, positions: Iterable[int], prev_hash: str
+) -> list[StoredEvent]:
+    """Rows of another log chained onto ``prev_hash`` as rows of ``namespace`` at ``positions``:
+    stream, stream version, event id, type, schema version, ``recorded_at`` and payload are
+    kept, ``prev_hash`` and ``hash`` are recomputed (equal to the originals exactly when the
+    namespace, the positions and the previous hash are the originals')."""
+    chained: list[StoredEvent] = []
+    for row, position in zip(rows, positions, strict=True):
+        fields: dict[str, Any] = {
+            "event_id": row.event_id,
+            "event_type": row.event_type,
+            "global_position": position,
+            "namespace": namespace,
+            "payload": row.payload,
+            "recorded_at": row.recorded_at,
+            "schema_version": row.schema_version,
+            "stream": row.stream,
+            "stream_version": row.stream_version,
+        }
+        digest = _hash(prev_hash, fields)
+        chained.append(StoredEvent(**fields, prev_hash=prev_hash, hash=digest))
+        prev_hash = digest
+    return chained
+
+
 @dataclass(frozen=True, slots=True)
 class ChainCheck:
     """Outcome of walking a namespace's rows: the first bad position (and why) and where the
@@ -149,6 +175,7 @@ __all__ = [
     "ChainCheck",
     "canonical_row",
     "check_chain",
+    "rechain",
     "row_fault",
     "row_hash",
     "seal_batch",

@@ -11,22 +11,24 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from stratagate.errors import (
     FencedWriterError,
     InvalidInputError,
+    LogIntegrityError,
     StorageConflictError,
     StorageError,
     WriterBusyError,
 )
-from stratagate.store.chain import check_chain, seal_batch
+from stratagate.store.chain import check_chain, rechain, seal_batch
 from stratagate.store.leases import DEFAULT_TTL_S, Holder, Lease, may_take_over
 from stratagate.store.records import (
     GENESIS_HASH,
     DataKey,
+    ImportedLog,
     LogFault,
     NewEvent,
     PurgeRecord,
@@ -324,6 +326,72 @@ class InProcessEventStore:
         """The audit records of purged namespaces, oldest first."""
         with self._lock:
             return list(self._purges)
+
+    def import_log(
+        self,
+        namespace: str,
+        rows: Iterable[StoredEvent],
+        keys: Sequence[DataKey],
+        *,
+        keep_positions: bool,
+    ) -> ImportedLog:
+        """Write another log into the empty ``namespace``, all or nothing (see
+        ``EventStore.import_log``): rows are collected first and stored at the end."""
+        check_name("namespace", namespace)
+        with self._lock:
+            self._ensure_open()
+            space = self._namespaces.get(namespace)
+            if (space is not None and space.rows) or any(n == namespace for n, _ in self._keys):
+                raise StorageConflictError(
+                    f"namespace {namespace!r} already holds a log or keys in this store: import "
+                    "into another namespace (nothing was imported)"
+                )
+            high = self._all[-1].global_position if self._all else 0
+            copied: list[StoredEvent] = []
+            versions: dict[str, int] = {}
+            for row in rows:
+                if row.event_id in self._by_id:
+                    raise StorageConflictError(
+                        f"event id {row.event_id!r} is stored already: this log is in this "
+                        "store already (event ids are unique across its namespaces); nothing "
+                        "was imported"
+                    )
+                last = copied[-1].global_position if copied else high
+                position = row.global_position if keep_positions else last + 1
+                if position <= last:
+                    raise StorageConflictError(
+                        f"the log's position {position} is not above the store's highest "
+                        f"position {last}: it cannot be kept (nothing was imported)"
+                    )
+                prev = copied[-1].hash if copied else GENESIS_HASH
+                [new] = rechain([row], namespace=namespace, positions=[position], prev_hash=prev)
+                if keep_positions and new.hash != row.hash:
+                    raise LogIntegrityError(
+                        "rows copied at their own positions do not keep their hashes: they are "
+                        "not one namespace's log from its first row; nothing was imported"
+                    )
+                copied.append(new)
+                versions[row.stream] = max(versions.get(row.stream, 0), row.stream_version)
+            for key in keys:
+                self._keys[(namespace, key.key_id)] = DataKey(
+                    namespace,
+                    key.key_id,
+                    key.material,
+                    key.wrapped,
+                    key.created_at,
+                    key.destroyed_at,
+                )
+            self._namespaces[namespace] = _Namespace(copied, versions)
+            self._all.extend(copied)
+            self._by_id.update((row.event_id, row) for row in copied)
+            head = copied[-1] if copied else None
+            return ImportedLog(
+                namespace,
+                len(copied),
+                head.global_position if head else 0,
+                head.hash if head else GENESIS_HASH,
+                keep_positions,
+            )
 
     def close(self) -> None:
         """Forget everything; the store is unusable afterwards."""

@@ -8,7 +8,7 @@ above it (``stratagate.events.codec``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -86,6 +86,18 @@ class PurgeRecord:
     rows: int
     last_hash: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedLog:
+    """What ``EventStore.import_log`` wrote: how many rows, the new head, and whether the rows
+    kept their positions (then their hashes, and so the head hash, are the originals')."""
+
+    namespace: str
+    rows: int
+    head_position: int
+    head_hash: str
+    positions_kept: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +249,31 @@ class PurgeStore(Protocol):
 
 
 @runtime_checkable
-class EventStore(EventLog, LeaseStore, SnapshotStore, KeyStore, PurgeStore, Protocol):
+class LogImportStore(Protocol):
+    """Copying another log in whole: what ``StrataGate.import_log`` writes through."""
+
+    def import_log(
+        self,
+        namespace: str,
+        rows: Iterable[StoredEvent],
+        keys: Sequence[DataKey],
+        *,
+        keep_positions: bool,
+    ) -> ImportedLog:
+        """Write another log's ``rows`` (in position order) and data ``keys`` into the empty
+        ``namespace``, in one transaction: all of it or nothing, also when iterating ``rows``
+        raises. Every column but the position and the hashes is kept; with ``keep_positions``
+        the rows keep their positions too (``StorageConflictError`` unless each is above every
+        position this store has handed out), else they take the next free ones and are chained
+        anew. A namespace that holds rows or keys, or an event id stored already, is a
+        ``StorageConflictError``."""
+        ...
+
+
+@runtime_checkable
+class EventStore(
+    EventLog, LeaseStore, SnapshotStore, KeyStore, PurgeStore, LogImportStore, Protocol
+):
     """Every capability of a store: what the SQL and the in-process stores implement. Code
     that needs one capability asks for that protocol alone."""
 
@@ -247,9 +283,11 @@ __all__ = [
     "DataKey",
     "EventLog",
     "EventStore",
+    "ImportedLog",
     "KeyStore",
     "LeaseStore",
     "LogFault",
+    "LogImportStore",
     "NewEvent",
     "PurgeRecord",
     "PurgeStore",

@@ -8,10 +8,11 @@ the ``EventStore`` protocol of ``stratagate.store.records`` over the tables of
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import Any
@@ -31,7 +32,7 @@ from stratagate.errors import (
     WriterBusyError,
 )
 from stratagate.store import schema
-from stratagate.store.chain import ChainCheck, check_chain, seal_batch
+from stratagate.store.chain import ChainCheck, check_chain, rechain, seal_batch
 from stratagate.store.engines import (
     SQLITE_SYNCHRONOUS,
     WRITE_OPTION,
@@ -43,6 +44,7 @@ from stratagate.store.leases import DEFAULT_TTL_S, Holder, Lease, may_take_over
 from stratagate.store.records import (
     GENESIS_HASH,
     DataKey,
+    ImportedLog,
     LogFault,
     NewEvent,
     PurgeRecord,
@@ -464,17 +466,7 @@ class SqlEventStore:
         if not keys:
             return
         insert = postgres_insert if self._postgres else sqlite_insert
-        rows = [
-            {
-                "namespace": key.namespace,
-                "key_id": key.key_id,
-                "material": key.material,
-                "wrapped": key.wrapped,
-                "created_at": key.created_at,
-                "destroyed_at": key.destroyed_at,
-            }
-            for key in keys
-        ]
+        rows = [_key_columns(key.namespace, key) for key in keys]
         statement = insert(schema.keys).on_conflict_do_nothing(
             index_elements=[schema.keys.c.namespace, schema.keys.c.key_id]
         )
@@ -568,6 +560,71 @@ class SqlEventStore:
                 ).order_by(column.id)
             ).all()
         return [PurgeRecord(*row) for row in found]
+
+    def import_log(
+        self,
+        namespace: str,
+        rows: Iterable[StoredEvent],
+        keys: Sequence[DataKey],
+        *,
+        keep_positions: bool,
+    ) -> ImportedLog:
+        """Write another log into the empty ``namespace`` in one transaction (see
+        ``EventStore.import_log``), a page of rows at a time."""
+        check_name("namespace", namespace)
+        with self._transaction(write=True) as conn:
+            self._lock_namespace(conn, namespace)
+            if keep_positions and self._postgres:
+                # Other namespaces' writers wait until the copied positions are committed and
+                # the sequence is moved past them (a writer that drew a position before the
+                # sequence moved and collides fails with a conflict; it overwrites nothing).
+                conn.exec_driver_sql(f"LOCK TABLE {schema.events.name} IN EXCLUSIVE MODE")
+            _check_empty(conn, namespace)
+            if keys:
+                conn.execute(schema.keys.insert(), [_key_columns(namespace, key) for key in keys])
+            high = self._high_water(conn)
+            prev_hash, count, last = GENESIS_HASH, 0, 0
+            source = iter(rows)
+            while page := list(itertools.islice(source, _PAGE)):
+                _check_new_ids(conn, page)
+                if keep_positions:
+                    positions = _kept_positions(page, max(high, last))
+                elif self._sql.next_positions is not None:
+                    drawn = conn.exec_driver_sql(self._sql.next_positions, {"n": len(page)})
+                    positions = sorted(int(value) for value in drawn.scalars().all())
+                else:
+                    start = max(high, last) + 1
+                    positions = list(range(start, start + len(page)))
+                chained = rechain(
+                    page, namespace=namespace, positions=positions, prev_hash=prev_hash
+                )
+                if keep_positions and any(
+                    new.hash != old.hash for new, old in zip(chained, page, strict=True)
+                ):
+                    raise LogIntegrityError(
+                        "rows copied at their own positions do not keep their hashes: they are "
+                        "not one namespace's log from its first row; nothing was imported"
+                    )
+                conn.exec_driver_sql(self._sql.insert_events, [_columns(row) for row in chained])
+                prev_hash, count, last = chained[-1].hash, count + len(page), positions[-1]
+            if count:
+                conn.exec_driver_sql(
+                    self._sql.insert_head,
+                    {"ns": namespace, "position": last, "hash": prev_hash, "count": count},
+                )
+            if keep_positions and self._postgres and last > high:
+                conn.exec_driver_sql(f"SELECT setval('{schema.POSITION_SEQUENCE}', {int(last)})")
+        return ImportedLog(namespace, count, last, prev_hash, keep_positions)
+
+    def _high_water(self, conn: Connection) -> int:
+        """The highest position this store has handed out (PostgreSQL: its sequence too)."""
+        highest = conn.execute(select(func.max(schema.events.c.global_position))).scalar() or 0
+        if self._postgres:
+            drawn = conn.exec_driver_sql(
+                f"SELECT last_value, is_called FROM {schema.POSITION_SEQUENCE}"
+            ).one()
+            highest = max(highest, int(drawn[0]) if drawn[1] else int(drawn[0]) - 1)
+        return int(highest)
 
     def _checkpoint(self) -> None:
         """Copy a SQLite file's WAL into the database and truncate it (a no-op elsewhere)."""
@@ -787,6 +844,52 @@ def _head_fault(
             missing, f"the heads record ends at {head.last_position} (rows at the end are gone)"
         )
     return LogFault(walk.last_position, "the heads record does not match the last row")
+
+
+def _check_empty(conn: Connection, namespace: str) -> None:
+    """An import writes only into a namespace that holds no row, heads record or data key."""
+    for table in (schema.events, schema.heads, schema.keys):
+        found = conn.execute(
+            select(table.c.namespace).where(table.c.namespace == namespace).limit(1)
+        ).first()
+        if found is not None:
+            raise StorageConflictError(
+                f"namespace {namespace!r} already holds a log or keys in this database: import "
+                "into another namespace or database (nothing was imported)"
+            )
+
+
+def _check_new_ids(conn: Connection, page: Sequence[StoredEvent]) -> None:
+    stored = _stored_by_id(conn, [row.event_id for row in page])
+    if stored:
+        clash = next(iter(stored.values()))
+        raise StorageConflictError(
+            f"event id {clash.event_id!r} is stored already (namespace {clash.namespace!r}): this "
+            "log is in this database already (event ids are unique across its namespaces): "
+            "import it into another database; nothing was imported"
+        )
+
+
+def _kept_positions(page: Sequence[StoredEvent], above: int) -> list[int]:
+    """The rows' own positions, which must rise above every position handed out so far."""
+    positions = [row.global_position for row in page]
+    if positions[0] <= above or any(a >= b for a, b in itertools.pairwise(positions)):
+        raise StorageConflictError(
+            f"the log's positions from {positions[0]} are not all above the database's highest "
+            f"position {above}: they cannot be kept (nothing was imported)"
+        )
+    return positions
+
+
+def _key_columns(namespace: str, key: DataKey) -> dict[str, Any]:
+    return {
+        "namespace": namespace,
+        "key_id": key.key_id,
+        "material": key.material,
+        "wrapped": key.wrapped,
+        "created_at": key.created_at,
+        "destroyed_at": key.destroyed_at,
+    }
 
 
 def _columns(row: StoredEvent) -> dict[str, Any]:

@@ -188,12 +188,15 @@ def test_manual_projection_without_projector(open_memory: Any) -> None:
         "source_event_ids": [card.id],
     }
     outside = {**change, "key": "owner", "value": "x", "source_event_ids": [card.id, "evt_other"]}
-    job = memory.complete_element_projection(
+    applied = memory.complete_element_projection(
         claim.job_id, {"reason": "r", "changes": [change, outside]}
     )
-    assert job.status == "completed" and len(job.element_ids) == 1
-    element = memory.list_elements()[0]
+    assert [type(card).__name__ for card in applied] == ["ElementCard"]  # as the reference
+    [element] = applied
+    assert element == memory.list_elements()[0]
     assert element.current_state == {"uses": "pnpm"}  # the fact citing an outside event was dropped
+    [job] = [j for j in memory.list_element_projection_jobs() if j.id == claim.job_id]
+    assert job.status == "completed" and job.element_ids == [element.id]
     with pytest.raises(InvalidInputError):
         memory.complete_element_projection(claim.job_id, {"changes": []})  # not running any more
 

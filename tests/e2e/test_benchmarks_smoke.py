@@ -139,6 +139,15 @@ def test_bench_inputs_refuses_or_answers_every_case_in_time(tmp_path: Path) -> N
     assert any(row["expected"] == "InvalidInputError" for row in report["cases"])
 
 
+def test_bench_export_times_export_check_and_imports(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_export", "--events", "600", "--repeat", "1")
+    steps = {row["step"] for row in report["results"]}
+    assert {"export", "check", "import sqlite", "import sqlite rebased"} <= steps
+    assert "import postgres" in steps or report["notes"]
+    assert all(row["events_per_s"] > 0 for row in report["results"])
+    assert report["sizes"]["events"] == 600 and report["sizes"]["file_mb"] > 0
+
+
 def test_bench_hooks_times_the_hook_process_per_event(tmp_path: Path) -> None:
     report = bench(tmp_path, "bench_hooks", "--sizes", "60", "--runs", "3")
     assert [result["turns"] for result in report["results"]] == [60]

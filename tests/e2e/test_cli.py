@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from stratagate import StrataGate
@@ -29,6 +28,7 @@ from tests.support.cli import (
     quiet_main,
     run,
     run_json,
+    unwrap,
     write_turns,
 )
 
@@ -40,7 +40,17 @@ def shared_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     database = root / "memory.db"
     turns = write_turns(root / "turns.jsonl")
     assert (
-        quiet_main("ingest", str(turns), "--database", str(database), "--block-turn-size", "4") == 0
+        quiet_main(
+            "ingest",
+            "--models",
+            "offline",
+            str(turns),
+            "--database",
+            str(database),
+            "--block-turn-size",
+            "4",
+        )
+        == 0
     )
     return database
 
@@ -106,12 +116,12 @@ def test_ingest_jsonl_is_resumable(tmp_path: Path, capsys: pytest.CaptureFixture
     turns = write_turns(tmp_path / "turns.jsonl")
     database = ["--database", str(tmp_path / "m.db"), "--block-turn-size", "4"]
 
-    first = run_json(capsys, "ingest", str(turns), *database, "--limit", "5")
+    first = run_json(capsys, "ingest", "--models", "offline", str(turns), *database, "--limit", "5")
     [file] = first["files"]
     assert (file["kind"], file["namespace"], file["file"]) == ("jsonl", "default", str(turns))
     assert first["turns"] == file["turns"] == {"total": 5, "appended": 5, "skipped": 0}
 
-    code, out, _ = run(capsys, "ingest", str(turns), *database)
+    code, out, _ = run(capsys, "ingest", "--models", "offline", str(turns), *database)
     assert code == 0
     assert "11 appended, 5 skipped (already in), 16 in all" in out
     header, row = out.splitlines()[1:3]
@@ -122,7 +132,7 @@ def test_ingest_jsonl_is_resumable(tmp_path: Path, capsys: pytest.CaptureFixture
     assert row.split()[:6] == ["default", "16", "11", "5", "4", "(+3)"]
 
     revision = run_json(capsys, "stats", "--database", str(tmp_path / "m.db"))["revision"]
-    [again] = run_json(capsys, "ingest", str(turns), *database)["files"]
+    [again] = run_json(capsys, "ingest", "--models", "offline", str(turns), *database)["files"]
     assert again["turns"] == {"total": 16, "appended": 0, "skipped": 16}
     assert again["revision"] == {"before": revision, "after": revision}
 
@@ -136,12 +146,16 @@ def test_ingest_jsonl_is_resumable(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_ingest_locomo_conversation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     database = ["--database", str(tmp_path / "l.db")]
-    [report] = run_json(capsys, "ingest", str(LOCOMO), *database, "--limit", "40")["files"]
+    [report] = run_json(
+        capsys, "ingest", "--models", "offline", str(LOCOMO), *database, "--limit", "40"
+    )["files"]
     assert report["kind"] == "locomo"
     assert report["turns"] == {"total": 40, "appended": 40, "skipped": 0}
     assert report["blocks"]["added"] == 3 and report["events"]["total"] > 0
 
-    [again] = run_json(capsys, "ingest", str(LOCOMO), *database, "--limit", "40")["files"]
+    [again] = run_json(
+        capsys, "ingest", "--models", "offline", str(LOCOMO), *database, "--limit", "40"
+    )["files"]
     assert again["turns"] == {"total": 40, "appended": 0, "skipped": 40}
     assert again["revision"]["after"] == report["revision"]["after"]
 
@@ -172,7 +186,9 @@ def test_ingest_with_no_models_extracts_nothing(
 ) -> None:
     turns = write_turns(tmp_path / "turns.jsonl")
     database = ["--database", str(tmp_path / "n.db")]
-    [report] = run_json(capsys, "ingest", str(turns), *database, "--models", "none")["files"]
+    [report] = run_json(
+        capsys, "ingest", "--models", "offline", str(turns), *database, "--models", "none"
+    )["files"]
     assert report["blocks"]["total"] == 1  # alpha's 12 turns; beta's 4 stay in the open tail
     assert report["events"]["total"] == 0 and report["elements"]["total"] == 0
 
@@ -186,7 +202,16 @@ def test_model_failure_exits_5_and_a_rerun_resumes(
         monkeypatch.setenv("STRATAGATE_MODEL_BASE_URL", server.url)
         monkeypatch.setenv("STRATAGATE_MODEL", "test-model")
         code, _, err = run(
-            capsys, "ingest", str(turns), *database, "--models", "openai", "--block-turn-size", "1"
+            capsys,
+            "ingest",
+            "--models",
+            "offline",
+            str(turns),
+            *database,
+            "--models",
+            "openai",
+            "--block-turn-size",
+            "1",
         )
     assert code == 5 and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith(
@@ -196,7 +221,16 @@ def test_model_failure_exits_5_and_a_rerun_resumes(
     assert run_json(capsys, "stats", *database)["turns"] == 16  # the turns are durable
 
     [resumed] = run_json(
-        capsys, "ingest", str(turns), *database, "--models", "none", "--limit", "1"
+        capsys,
+        "ingest",
+        "--models",
+        "offline",
+        str(turns),
+        *database,
+        "--models",
+        "none",
+        "--limit",
+        "1",
     )["files"]
     assert resumed["turns"]["skipped"] == 1
     assert resumed["blocks"]["total"] == 16  # the failed seals were retried
@@ -209,7 +243,15 @@ def test_openai_models_need_configuration(
         monkeypatch.delenv(name, raising=False)
     turns = write_turns(tmp_path / "turns.jsonl")
     code, _, err = run(
-        capsys, "ingest", str(turns), "--database", str(tmp_path / "o.db"), "--models", "openai"
+        capsys,
+        "ingest",
+        "--models",
+        "offline",
+        str(turns),
+        "--database",
+        str(tmp_path / "o.db"),
+        "--models",
+        "openai",
     )
     assert code == 2 and "model base URL missing" in err
     assert not (tmp_path / "o.db").exists()
@@ -402,7 +444,7 @@ def test_verify_names_the_first_bad_position(
     )
     code, out, _ = run(capsys, "verify", "--database", str(database))
     assert code == 1 and f"FAILED at global position {position}" in out
-    report = orjson.loads(run(capsys, "verify", "--database", str(database), "--json")[1])
+    report = unwrap(run(capsys, "verify", "--database", str(database), "--json")[1], "verify")
     assert (report["ok"], report["first_bad_position"]) == (False, position)
 
 
@@ -427,14 +469,25 @@ def error_cases(tmp: Path, database: Path) -> list[tuple[list[str], int, str]]:
     typo.write_text('{"user": "a", "asistant": "b"}\n')
     db = ["--database", str(database)]
     return [
-        (["ingest", str(tmp / "missing.jsonl"), "--database", str(tmp / "x.db")], 2, "cannot read"),
         (
-            ["ingest", str(bad), "--database", str(tmp / "x.db")],
+            [
+                "ingest",
+                "--models",
+                "offline",
+                str(tmp / "missing.jsonl"),
+                "--database",
+                str(tmp / "x.db"),
+            ],
+            2,
+            "cannot read",
+        ),
+        (
+            ["ingest", "--models", "offline", str(bad), "--database", str(tmp / "x.db")],
             2,
             "bad.jsonl line 3: not valid JSON",
         ),
         (
-            ["ingest", str(typo), "--database", str(tmp / "x.db")],
+            ["ingest", "--models", "offline", str(typo), "--database", str(tmp / "x.db")],
             2,
             "typo.jsonl line 1: unknown field",
         ),
@@ -466,7 +519,7 @@ def test_user_errors_are_one_line_with_their_exit_status(
 def test_errors_in_a_real_process(shared_db: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{}\n")
-    ingest = cli_process("ingest", str(bad), cwd=tmp_path)
+    ingest = cli_process("ingest", "--models", "offline", str(bad), cwd=tmp_path)
     assert ingest.returncode == 2 and "Traceback" not in ingest.stderr
     assert ingest.stderr == "stratagate: error: bad.jsonl line 1: missing user and assistant\n"
     unknown = cli_process("expand", "event", "evt_x", "--database", str(shared_db), cwd=tmp_path)
@@ -571,7 +624,7 @@ def test_looking_during_an_ingest_leaves_it_alone(
         "context": 4,
         "lift": 4,
     }
-    assert orjson.loads(outcomes["stats"][1])["turns"] == 2
+    assert unwrap(outcomes["stats"][1], "stats")["turns"] == 2
     assert "SealStarted" in outcomes["history"][1]
     assert outcomes["verify"][1].startswith("ok (")
     for name in ("search", "context", "lift"):
@@ -589,6 +642,6 @@ def test_a_turn_rejected_by_the_memory_names_its_line(
     good = {"user": "a", "assistant": "b"}
     turns.write_bytes(jsonl_lines(good, {**good, "created_at": "yesterday-ish"}))
     database = ["--database", str(tmp_path / "d.db")]
-    code, _, err = run(capsys, "ingest", str(turns), *database)
+    code, _, err = run(capsys, "ingest", "--models", "offline", str(turns), *database)
     assert code == 2 and err.startswith("stratagate: error: dates.jsonl line 2: created_at")
     assert run_json(capsys, "stats", *database)["turns"] == 1  # the line before it stays in

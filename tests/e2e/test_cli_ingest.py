@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.support.cli import WORKTREE, cli_process, run, run_json
+from tests.support.cli import WORKTREE, cli_process, run, run_json, unwrap
 
 
 def note_turns(path: Path, count: int, *, bad_line: int | None = None) -> Path:
@@ -62,7 +62,16 @@ def test_a_directory_goes_in_one_namespace_per_file_two_at_a_time(
     db = ["--database", str(database)]
 
     report = run_json(
-        capsys, "ingest", str(folder), *db, "--parallel", "2", "--block-turn-size", "8"
+        capsys,
+        "ingest",
+        "--models",
+        "offline",
+        str(folder),
+        *db,
+        "--parallel",
+        "2",
+        "--block-turn-size",
+        "8",
     )
     assert (report["runtime"], report["parallel"], report["namespaces"]) == ("inline", 2, 3)
     assert report["turns"] == {"total": 120, "appended": 120, "skipped": 0}
@@ -76,7 +85,9 @@ def test_a_directory_goes_in_one_namespace_per_file_two_at_a_time(
         assert run_json(capsys, "stats", *db, "--namespace", name)["turns"] == count
         assert run(capsys, "verify", *db, "--namespace", name)[0] == 0
 
-    code, out, err = run(capsys, "ingest", "conversations", *db, "--parallel", "2")
+    code, out, err = run(
+        capsys, "ingest", "--models", "offline", "conversations", *db, "--parallel", "2"
+    )
     assert code == 0 and err == ""  # stderr is no terminal and the run is short: no bar
     lines = out.splitlines()
     assert lines[0] == "ingested 3 file(s) into 3 namespace(s) of many.db (inline, 2 at once)"
@@ -94,7 +105,9 @@ def test_several_files_into_one_namespace_go_in_order(
     first = note_turns(tmp_path / "monday.jsonl", 5)
     second = note_turns(tmp_path / "tuesday.jsonl", 7)
     db = ["--database", str(tmp_path / "one.db"), "--namespace", "diary"]
-    report = run_json(capsys, "ingest", str(second), str(first), *db, "--parallel", "4")
+    report = run_json(
+        capsys, "ingest", "--models", "offline", str(second), str(first), *db, "--parallel", "4"
+    )
     assert [(f["file"], f["namespace"]) for f in report["files"]] == [
         (str(second), "diary"),
         (str(first), "diary"),
@@ -112,12 +125,16 @@ def test_files_that_would_share_receipts_or_a_bad_name_are_refused(
     one = note_turns(tmp_path / "a" / "notes.jsonl", 2)
     two = note_turns(tmp_path / "b" / "notes.jsonl", 2)
     database = tmp_path / "refused.db"
-    code, out, err = run(capsys, "ingest", str(one), str(two), "--database", str(database))
+    code, out, err = run(
+        capsys, "ingest", "--models", "offline", str(one), str(two), "--database", str(database)
+    )
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert "would both go into namespace 'notes'" in err
     empty = tmp_path / "empty"
     empty.mkdir()
-    code, _, err = run(capsys, "ingest", str(empty), "--database", str(database))
+    code, _, err = run(
+        capsys, "ingest", "--models", "offline", str(empty), "--database", str(database)
+    )
     assert code == 2 and "no .jsonl or .json files" in err
     assert not database.exists()
 
@@ -130,13 +147,15 @@ def test_a_failing_file_stops_the_job_and_a_rerun_resumes(
     bad = note_turns(folder / "bad.jsonl", 100, bad_line=70)
     database = tmp_path / "stop.db"
     db = ["--database", str(database)]
-    code, out, err = run(capsys, "ingest", str(folder), *db, "--parallel", "2")
+    code, out, err = run(
+        capsys, "ingest", "--models", "offline", str(folder), *db, "--parallel", "2"
+    )
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert err.startswith("stratagate: error: bad.jsonl line 70: ")
     assert turn_counts(database)["bad"] == (69, 69)  # the turns before it stay in
 
     note_turns(bad, 100)  # fixed
-    report = run_json(capsys, "ingest", str(folder), *db, "--parallel", "2")
+    report = run_json(capsys, "ingest", "--models", "offline", str(folder), *db, "--parallel", "2")
     files = {f["namespace"]: f["turns"] for f in report["files"]}
     assert files["bad"] == {"total": 100, "appended": 31, "skipped": 69}
     assert files["good"]["appended"] + files["good"]["skipped"] == 100
@@ -152,7 +171,16 @@ def test_a_killed_ingest_resumes_without_losing_or_repeating_a_turn(
     for name in names:
         note_turns(folder / f"{name}.jsonl", 100)
     database = tmp_path / "killed.db"
-    argv = ["ingest", str(folder), "--database", str(database), "--parallel", "2"]
+    argv = [
+        "ingest",
+        "--models",
+        "offline",
+        str(folder),
+        "--database",
+        str(database),
+        "--parallel",
+        "2",
+    ]
     process = subprocess.Popen(
         [sys.executable, "-m", "stratagate", *argv],
         cwd=tmp_path,
@@ -203,15 +231,62 @@ def test_ingest_on_ray_actors_in_a_real_process(tmp_path: Path) -> None:
     note_turns(folder / "left.jsonl", 30)
     note_turns(folder / "right.jsonl", 20)
     database = tmp_path / "ray.db"
-    argv = ["ingest", str(folder), "--database", str(database), "--runtime", "ray"]
+    argv = [
+        "ingest",
+        "--models",
+        "offline",
+        str(folder),
+        "--database",
+        str(database),
+        "--runtime",
+        "ray",
+    ]
     argv += ["--parallel", "2", "--models", "none", "--block-turn-size", "10", "--json"]
-    result = cli_process(*argv, cwd=tmp_path, timeout=300)
+    result = cli_process(*argv, "--ray-log-level", "info", cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stderr.count("Started a local Ray instance") == 1
-    report = orjson.loads(result.stdout)
+    report = unwrap(result.stdout, "ingest")
     assert report["runtime"] == "ray" and report["turns"]["appended"] == 50
     assert {f["namespace"]: f["blocks"]["total"] for f in report["files"]} == {
         "left": 3,
         "right": 2,
     }
     assert turn_counts(database) == {"left": (30, 30), "right": (20, 20)}
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_ray_is_quiet_by_default_and_stdout_holds_only_the_document(tmp_path: Path) -> None:
+    note_turns(tmp_path / "one.jsonl", 12)
+    argv = ["ingest", str(tmp_path / "one.jsonl"), "--database", str(tmp_path / "q.db")]
+    result = cli_process(*argv, "--runtime", "ray", "--json", cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert unwrap(result.stdout, "ingest")["turns"]["appended"] == 12  # nothing else on stdout
+    for notice in ("Started a local Ray instance", "Token authentication", "SIGTERM handler"):
+        assert notice not in result.stderr, result.stderr
+
+
+def test_ray_address_needs_the_ray_runtime(tmp_path: Path) -> None:
+    note_turns(tmp_path / "one.jsonl", 2)
+    result = cli_process(
+        "ingest", str(tmp_path / "one.jsonl"), "--ray-address", "auto", cwd=tmp_path
+    )
+    assert result.returncode == 2 and "needs --runtime ray" in result.stderr
+
+
+def test_reserved_stdout_sends_stray_writes_to_stderr(tmp_path: Path) -> None:
+    """What Ray's threads and children write to fd 1 lands on stderr, the result on stdout."""
+    script = (
+        "import os, sys\n"
+        "from stratagate.cli.streams import reserve_stdout\n"
+        "reserve_stdout()\n"
+        "os.write(1, b'(raylet) WARNING stray\\n')\n"
+        "print('{\"doc\": 1}')\n"
+        "os.write(1, b'(raylet) WARNING at exit\\n')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=WORKTREE, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"doc": 1}\n'
+    assert done.stderr.count("(raylet) WARNING") == 2

@@ -3,15 +3,23 @@ verifies; the tools keep the typed errors; the hooks recall and store with run-d
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import Field
 
 from stratagate.integrations.langgraph import memory_tools, recall_hook, remember_hook
+from stratagate.integrations.langgraph.middleware import StrataGateMiddleware
 from stratagate.integrations.tools import TOOLS
 from stratagate.memory import StrataGate
 
@@ -78,3 +86,53 @@ def test_the_hooks_recall_before_and_store_after_the_model() -> None:
         for _ in range(2):  # a replayed step stores the turn once
             remember({"messages": [question, answer]}, config)
         assert memory.turn == 2 and memory.has_ingestion_receipt("t1:1")
+
+
+class Recorder(BaseChatModel):
+    """A chat model stand-in that records what it is sent: first a memory tool call when the
+    question asks for it, then an answer."""
+
+    calls: list[list[BaseMessage]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "recorder"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Recorder:
+        return self
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        self.calls.append(list(messages))
+        last = messages[-1]
+        if isinstance(last, HumanMessage) and "search" in str(last.content):
+            call = {"name": "search_events", "args": {"query": "pnpm"}, "id": "call-1"}
+            reply = AIMessage(content="", tool_calls=[call])
+        else:
+            reply = AIMessage(content=f"answered after {len(messages)} messages")
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def test_the_middleware_recalls_into_the_system_message_and_stores_answers() -> None:
+    offline = {"summarizer": "offline", "extractor": "offline", "element_projector": "offline"}
+    with StrataGate.in_memory(**offline) as memory:
+        memory.append_turn("We picked pnpm for the monorepo.", "Noted: pnpm.", thread_id="t1")
+        model = Recorder()
+        agent = create_agent(
+            model, tools=[], middleware=[StrataGateMiddleware(memory, tools=["search_events"])],
+            system_prompt="You help the team.", checkpointer=InMemorySaver(),
+        )  # fmt: skip
+        config = {"configurable": {"thread_id": "t1"}}
+        out = agent.invoke({"messages": [HumanMessage("Which package manager do we use?")]}, config)
+        [sent] = model.calls
+        assert isinstance(sent[0], SystemMessage)
+        assert sent[0].content.startswith("You help the team.") and "pnpm" in sent[0].content
+        assert not any(isinstance(m, SystemMessage) for m in out["messages"])  # state unchanged
+        assert memory.turn == 2 and memory.has_ingestion_receipt("t1:1")
+        out = agent.invoke({"messages": [HumanMessage("please search memory")]}, config)
+        assert [m.type for m in out["messages"][-3:]] == ["ai", "tool", "ai"]
+        assert out["messages"][-2].name == "search_events"  # the memory's tool, registered
+        assert memory.turn == 3  # the tool call step stored nothing, the answer once
+        asyncio.run(agent.ainvoke({"messages": [HumanMessage("and now?")]}, config))
+        assert memory.turn == 4 and memory.verify().ok

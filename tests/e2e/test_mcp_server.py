@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import orjson
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -118,7 +119,9 @@ def test_stdio_runs_the_gate_loop_on_the_sample_and_resumes_after_a_restart(
     database = tmp_path / "memory.db"
 
     async def first_session() -> dict[str, Any]:
-        async with stdio_client(database, "--namespaces", "default,team") as client:
+        async with stdio_client(
+            database, "--namespaces", "default,team", "--models", "offline"
+        ) as client:
             listed = (await client.list_tools()).tools
             assert {tool.name for tool in listed} == TOOL_NAMES
             for tool in listed:
@@ -144,7 +147,9 @@ def test_stdio_runs_the_gate_loop_on_the_sample_and_resumes_after_a_restart(
             return {**loop, "revision_seen": following["records"][-1]["position"]}
 
     async def second_session(first: dict[str, Any]) -> None:
-        async with stdio_client(database, "--namespaces", "default,team") as client:
+        async with stdio_client(
+            database, "--namespaces", "default,team", "--models", "offline"
+        ) as client:
             hits = await call(client, "search_events", query="pnpm lockfile")
             assert hits["hits"][0]["id"] == first["card"]
             turn = sample_turns()[0]
@@ -207,6 +212,11 @@ def test_http_runs_the_gate_loop_with_typed_errors(server: HttpServer) -> None:
             assert resources == {"stratagate://default/context", "stratagate://default/elements"}
             cards = await client.read_resource("stratagate://default/elements")
             assert "Priya" in cards.contents[0].text  # type: ignore[union-attr]
+            read = await client.read_resource("stratagate://default/context")
+            context = orjson.loads(read.contents[0].text)  # type: ignore[union-attr]
+            threads = [entry["thread_id"] for entry in context]
+            assert list(dict.fromkeys(threads)) == ["field-notes", "hiring"]  # every thread
+            assert all(entry["content"] for entry in context)
 
     anyio.run(session)
 
@@ -274,7 +284,9 @@ def test_stdio_serves_the_ray_runtime(tmp_path: Path) -> None:
     database = tmp_path / "memory.db"
 
     async def session() -> None:
-        async with stdio_client(database, "--runtime", "ray", "--block-turn-size", "2") as client:
+        async with stdio_client(
+            database, "--runtime", "ray", "--block-turn-size", "2", "--models", "offline"
+        ) as client:
             for turn in sample_turns()[:6]:
                 await call(client, "append_turn", user=turn.user, assistant=turn.assistant,
                            created_at=turn.created_at, receipt_id=turn.receipt_id)  # fmt: skip

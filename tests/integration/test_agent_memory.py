@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from stratagate import InvalidInputError, StrataGate, StrataGateError, UnknownIdError
+from stratagate.formats.external_memory import item_data
 from tests.support.fakes import KeywordExtractor, UsesProjector
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -240,6 +241,52 @@ def test_import_actions_duplicates_and_undo(memory: Any) -> None:
     assert result.added[0] not in [h.id for h in memory.search_events("green tea")]
     with pytest.raises(UnknownIdError):
         memory.undo_import("import_missing")
+    assert memory.verify().ok
+
+
+def test_items_carry_data_and_supersede_named_events(memory: Any) -> None:
+    pnpm = memory.search_events("pnpm")[0].event
+    first = memory.import_external_memory(
+        doc({"text": "Theme: dark.", "data": {"theme": "dark", "size": [1, 2]}})
+    )
+    [card_id] = first.added
+    [message] = memory.expand_event(card_id).source_messages
+    assert item_data(message) == {"theme": "dark", "size": [1, 2]}
+    second = memory.import_external_memory(
+        doc(
+            {"text": "Theme: light.", "data": {"theme": "light"}, "supersedes": [card_id]},
+            {"text": "The app uses yarn now.", "supersedes": [pnpm.id]},
+        )
+    )
+    assert sorted(second.superseded) == sorted([card_id, pnpm.id])
+    assert memory.get_event(card_id).status == "superseded"
+    assert memory.get_event(pnpm.id).superseded_by == second.added[1]
+    # the same text and data again is new when it supersedes another event (a new revision)
+    again = memory.import_external_memory(
+        doc(
+            {
+                "text": "Theme: dark.",
+                "data": {"theme": "dark", "size": [1, 2]},
+                "supersedes": [second.added[0]],
+            }
+        )
+    )
+    assert len(again.added) == 1 and again.skipped_duplicates == 0
+    revision = memory.revision
+    for wrong, error in (
+        ([card_id], InvalidInputError),  # superseded already: not active
+        (["evt_missing"], UnknownIdError),
+    ):
+        with pytest.raises(error):
+            memory.import_external_memory(doc({"text": "x", "supersedes": wrong}))
+    twice = [again.added[0]]
+    with pytest.raises(InvalidInputError, match="another item"):
+        memory.import_external_memory(
+            doc({"text": "a", "supersedes": twice}, {"text": "b", "supersedes": twice})
+        )
+    assert memory.revision == revision
+    assert memory.undo_import(second.batch_id)
+    assert memory.get_event(pnpm.id).status == "active"
     assert memory.verify().ok
 
 

@@ -8,6 +8,7 @@ import orjson
 import pytest
 
 from stratagate.cli.app import main
+from tests.support.cli import unwrap
 
 pytestmark = pytest.mark.postgres
 
@@ -23,14 +24,14 @@ def test_cli_on_a_postgres_url(
     database = ["--database", postgres_schema_url, "--namespace", "pg"]
 
     assert main(["ingest", str(turns), *database, "--block-turn-size", "2", "--json"]) == 0
-    report = orjson.loads(capsys.readouterr().out)
+    report = unwrap(capsys.readouterr().out)
     assert report["turns"] == {"total": 5, "appended": 5, "skipped": 0}
     assert main(["ingest", str(turns), *database, "--json"]) == 0
-    assert orjson.loads(capsys.readouterr().out)["turns"]["skipped"] == 5
+    assert unwrap(capsys.readouterr().out)["turns"]["skipped"] == 5
 
     assert main(["search", "pnpm", *database, "--kind", "raw", "--json"]) == 0
-    assert orjson.loads(capsys.readouterr().out)["hits"]
+    assert unwrap(capsys.readouterr().out)["hits"]
     assert main(["verify", *database]) == 0
     assert capsys.readouterr().out.startswith("ok (")
     assert main(["namespaces", "--database", postgres_schema_url, "--json"]) == 0
-    assert [n["namespace"] for n in orjson.loads(capsys.readouterr().out)] == ["pg"]
+    assert [n["namespace"] for n in unwrap(capsys.readouterr().out)] == ["pg"]

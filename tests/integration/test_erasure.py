@@ -3,7 +3,9 @@ the log still verifies and a fresh replay equals the live state; other threads a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +184,44 @@ def test_a_wrong_or_missing_master_key_is_a_typed_error(
     monkeypatch.setenv(MASTER_KEY_ENV, "not base64 at all!")
     with pytest.raises(MasterKeyError):
         StrataGate.open(database, "w")
+
+
+def test_erasing_a_namespace_leaves_no_name_title_or_query(tmp_path: Path) -> None:
+    """The sample through the offline models names people, projects and places; after
+    erase_namespace none of them (nor a title, nor a query or its filters) is in the file."""
+    database = tmp_path / "names.db"
+    offline = {"summarizer": "offline", "extractor": "offline", "element_projector": "offline"}
+    with StrataGate.open(database, "ns", **offline) as memory:
+        for line in (
+            (files("stratagate") / "sample" / "project_conversation.jsonl")
+            .read_text(encoding="utf-8")
+            .splitlines()
+        ):
+            turn = json.loads(line)
+            memory.append_turn(turn["user"], turn["assistant"], thread_id=turn["thread_id"])
+        names = {e.name for e in memory.list_elements()} | {
+            alias for e in memory.list_elements() for alias in e.aliases
+        }
+        assert "Helen Okafor" in names
+        titles = {b.l0_title for b in memory.list_blocks()}
+        memory.search_events("zebrafish migration", participants=["Quentin Marlowe"])
+        memory.search_elements("Helen", name="Helen Okafor")
+        assert [hit.name for hit in memory.search_elements("Helen")][:1] == ["Helen Okafor"]
+        memory.erase_namespace(reason="tenant left")
+        assert list(memory.search_elements("Helen")) == []
+        assert {e.name for e in memory.list_elements()} == {ERASED}
+        assert memory.verify().ok
+    raw = b"".join(
+        Path(f"{database}{suffix}").read_bytes()
+        for suffix in ("", "-wal")
+        if Path(f"{database}{suffix}").exists()
+    )
+    with StrataGate.open(tmp_path / "empty.db", "ns") as empty:  # what any database holds
+        empty.append_turn("x", "y")
+    blank = (tmp_path / "empty.db").read_bytes()  # ("SQLite format 3": a tool's name too)
+    left = [
+        text
+        for text in sorted(names | titles | {"zebrafish migration", "Quentin Marlowe"})
+        if len(text) > 3 and text.encode() in raw and text.encode() not in blank
+    ]
+    assert left == []

@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -39,7 +38,7 @@ from stratagate.errors import LogIntegrityError
 from stratagate.store.chain import row_hash
 from stratagate.store.records import GENESIS_HASH, StoredEvent
 from stratagate.store.sql import open_event_store
-from tests.support.cli import quiet_main, write_turns
+from tests.support.cli import quiet_main, unwrap, write_turns
 
 NAMESPACE = "default"
 COLUMNS = list(StoredEvent.__dataclass_fields__)
@@ -321,7 +320,7 @@ def cli_verify(database: str, *extra: str) -> tuple[int, dict[str, Any], str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["verify", "--database", database, "--json", *extra])
-    return code, (orjson.loads(out.getvalue()) if out.getvalue() else {}), err.getvalue()
+    return code, (unwrap(out.getvalue()) if out.getvalue() else {}), err.getvalue()
 
 
 def base_anchor(database: str) -> Anchor:

@@ -71,10 +71,19 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+def unwrap(text: str | bytes, command: str | None = None) -> Any:
+    """The result of a ``--json`` document, after checking its envelope (docs/CLI.md)."""
+    document = orjson.loads(text)
+    assert set(document) == {"format", "command", "result"}, document
+    assert document["format"] == "stratagate.cli.v1"
+    assert command is None or document["command"] == command
+    return document["result"]
+
+
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
-    return orjson.loads(out)
+    return unwrap(out, argv[0])
 
 
 def quiet_main(*argv: str) -> int:

@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from stratagate.core.provenance import build_card, cited_messages
+from stratagate.core.provenance import build_card, cited_messages, namespace_event_ids
 from stratagate.core.turn_input import check_thread_id, turn_messages
 from stratagate.errors import InvalidInputError
 from stratagate.formats.external_memory import (
@@ -19,7 +21,7 @@ from stratagate.formats.external_memory import (
     parse_document,
 )
 from stratagate.memory import StrataGate
-from stratagate.models import EventCard, EventCardInput, RawMessage
+from stratagate.models import EventCard, EventCardInput, EventTemporal, RawMessage
 from stratagate.options import MemoryOptions
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -208,3 +210,42 @@ def test_a_query_that_is_not_text_or_too_long_is_an_input_error(search: str, que
         with pytest.raises(InvalidInputError, match="query"):
             getattr(memory, search)(query)
         assert memory.revision == revision
+
+
+@given(
+    labels=st.lists(
+        st.one_of(st.none(), st.sampled_from(["blk_1-e1", "blk_1-e2", "mine", "evt_kept"])),
+        min_size=1,
+        max_size=6,
+        unique_by=lambda label: label or object(),
+    ),
+    data=st.data(),
+)
+def test_model_ids_become_event_ids_and_their_links_follow(labels: list[Any], data: Any) -> None:
+    known = [label for label in labels if label is not None]
+    proposals = [
+        EventCardInput(
+            id=label,
+            title="t",
+            summary="s",
+            source_block_id="blk_1",
+            source_message_ids=["m"],
+            temporal=EventTemporal(
+                supersedes_event_ids=data.draw(st.lists(st.sampled_from(known), max_size=2))
+                if known
+                else []
+            ),
+        )
+        for label in labels
+    ]
+    counter = iter(range(100))
+    out = namespace_event_ids(proposals, lambda: f"evt_new{next(counter)}")
+    renamed = {p.id: o.id for p, o in zip(proposals, out, strict=True) if p.id is not None}
+    assert all(o.id is None or o.id.startswith("evt_") for o in out)
+    assert renamed.get("evt_kept", "evt_kept") == "evt_kept"
+    assert len(set(renamed.values())) == len(renamed)
+    for before, after in zip(proposals, out, strict=True):
+        assert before.temporal is not None and after.temporal is not None
+        assert after.temporal.supersedes_event_ids == [
+            renamed.get(i, i) for i in before.temporal.supersedes_event_ids
+        ]

@@ -1,7 +1,9 @@
 """StrataGate for LangGraph and LangChain (extra ``langgraph``): the memory's tools as LangChain
 tools, a pre-model hook that puts ``recall_context`` in front of the model, and a post-model hook
 that stores each finished turn. They fit ``create_react_agent(pre_model_hook=...,
-post_model_hook=...)`` or any graph with a ``messages`` state (docs/AGENTS.md).
+post_model_hook=...)`` or any graph with a ``messages`` state (docs/AGENTS.md); the same two
+steps as middleware for ``langchain.agents.create_agent`` are in ``.middleware``, and
+LangGraph's long-term store (``BaseStore``) is in ``.store``.
 
 The LangGraph thread id (``config["configurable"]["thread_id"]``) is the memory's thread; a stored
 turn's receipt id is that thread id with the index of the answering message, so a replayed or
@@ -91,19 +93,36 @@ def recall_hook(
 
     def hook(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         messages: list[AnyMessage] = list(state["messages"])
-        found = last_human(messages)
-        if found is None or not text_of(found[1]).strip():
-            return {"llm_input_messages": messages}
-        recalled = memory.recall_context(
-            text_of(found[1]), thread_id=thread_of(config), max_events=max_events,
+        note = recalled_note(
+            memory, messages, thread_of(config), max_events=max_events,
             max_elements=max_elements, token_budget=token_budget,
         )  # fmt: skip
-        if not recalled.text.strip():
-            return {"llm_input_messages": messages}
-        note = SystemMessage(content=MEMORY_PREAMBLE + recalled.text)
-        return {"llm_input_messages": [note, *messages]}
+        return {"llm_input_messages": messages if note is None else [note, *messages]}
 
     return hook
+
+
+def recalled_note(
+    memory: StrataGate,
+    messages: Sequence[AnyMessage],
+    thread: str,
+    *,
+    max_events: int = 4,
+    max_elements: int = 4,
+    token_budget: int = 900,
+) -> SystemMessage | None:
+    """What memory recalls for the latest user message, as a system message (``None`` when
+    there is no user text or nothing is recalled)."""
+    found = last_human(messages)
+    if found is None or not text_of(found[1]).strip():
+        return None
+    recalled = memory.recall_context(
+        text_of(found[1]), thread_id=thread, max_events=max_events,
+        max_elements=max_elements, token_budget=token_budget,
+    )  # fmt: skip
+    if not recalled.text.strip():
+        return None
+    return SystemMessage(content=MEMORY_PREAMBLE + recalled.text)
 
 
 def remember_hook(
@@ -113,21 +132,27 @@ def remember_hook(
     turn — the latest user message and that answer — with receipt id ``THREAD:INDEX``."""
 
     def hook(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        messages: list[AnyMessage] = list(state["messages"])
-        answer = messages[-1] if messages else None
-        if not isinstance(answer, AIMessage) or answer.tool_calls:
-            return {}
-        found = last_human(messages)
-        if found is None:
-            return {}
-        thread = thread_of(config)
-        memory.append_turn(
-            text_of(found[1]), text_of(answer), thread_id=thread,
-            receipt_id=f"{thread}:{len(messages) - 1}",
-        )  # fmt: skip
+        remember_turn(memory, list(state["messages"]), thread_of(config))
         return {}
 
     return hook
+
+
+def remember_turn(memory: StrataGate, messages: Sequence[AnyMessage], thread: str) -> bool:
+    """Store the finished turn at the end of ``messages`` — the latest user message and the
+    answer (an AI message without tool calls) — with receipt id ``THREAD:INDEX``, so a replayed
+    step stores it once; False when the last message is no answer."""
+    answer = messages[-1] if messages else None
+    if not isinstance(answer, AIMessage) or answer.tool_calls:
+        return False
+    found = last_human(messages)
+    if found is None:
+        return False
+    memory.append_turn(
+        text_of(found[1]), text_of(answer), thread_id=thread,
+        receipt_id=f"{thread}:{len(messages) - 1}",
+    )  # fmt: skip
+    return True
 
 
 __all__ = [
@@ -135,6 +160,8 @@ __all__ = [
     "memory_tool",
     "memory_tools",
     "recall_hook",
+    "recalled_note",
     "remember_hook",
+    "remember_turn",
     "thread_of",
 ]
