@@ -546,6 +546,14 @@ def add_hook(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         dest="host_command",
         help="the command the host runs (default: this interpreter's stratagate)",
     )
+    install.add_argument(
+        "--models",
+        choices=("offline", "none", "openai"),
+        default="offline",
+        help="the models the installed hook runs with, written into its command: offline (the "
+        "bundled heuristics, so captured turns become events and elements with no model), none "
+        "(raw turns and deterministic blocks only) or openai (default: %(default)s)",
+    )
     hook_target_options(install)
     install.set_defaults(handler=lambda a: run_hook.install(a))
     server = hooks.add_parser(

@@ -240,6 +240,7 @@ def hook_command(args: argparse.Namespace) -> str:
         argv += ["--namespace-mode", args.namespace_mode]
     if args.redact:
         argv.append("--redact")
+    argv += ["--models", args.models]  # explicit: the CLI's own default is no models
     return shlex.join(argv)
 
 

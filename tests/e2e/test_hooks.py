@@ -489,7 +489,8 @@ def test_install_merges_into_the_settings_and_is_idempotent(host: Host, tmp_path
     written = orjson.loads(settings.read_bytes())
     assert written["x"] == 1 and written["hooks"]["Stop"][0]["hooks"] == [other]
     [[ours]] = [g["hooks"] for g in written["hooks"]["Stop"][1:]]
-    assert ours["command"].endswith("hook claude-code --redact") and ours["timeout"] == 10
+    assert ours["command"].endswith("hook claude-code --redact --models offline")
+    assert ours["timeout"] == 10
     assert "unchanged" in done.stdout
     printed = subprocess.run(
         [*argv, "--print"], capture_output=True, text=True, env=host.env, timeout=60
