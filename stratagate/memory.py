@@ -69,6 +69,7 @@ from stratagate.messages import (
     Processing,
     Recall,
     RecordUse,
+    Refresh,
     ResumePending,
     Revision,
     SearchElements,
@@ -336,6 +337,13 @@ class StrataGate:
     def revision(self) -> int:
         """How many domain events the namespace has logged (monotonic)."""
         return self._send(Revision())
+
+    def refresh(self) -> int:
+        """Catch up with what other handles (other processes) appended; returns how many
+        events were folded. Reads catch up by themselves; a command decided before another
+        writer's append is refused with ``StaleHandleError`` (nothing appended) unless the
+        memory was opened with ``on_conflict="retry"``."""
+        return self._send(Refresh())
 
     def log_summary(self) -> LogSummary:
         """What the log holds of this namespace — presence, revision, last positions — read
