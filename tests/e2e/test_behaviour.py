@@ -659,3 +659,23 @@ def test_async_callbacks_are_awaited() -> None:
             return (await memory.list_blocks())[0].l0_title
 
     assert asyncio.run(from_async_code()) == "async title"
+
+
+def test_another_handles_erasure_is_never_written_back(tmp_path: Any) -> None:
+    """b holds a thread's turn in its read models when a erases the thread: b's next seal of
+    that thread carries the redaction, not the text it held."""
+    database = str(tmp_path / "erase.db")
+    with (
+        StrataGate.open(database, "ns", block_turn_size=2) as a,
+        StrataGate.open(database, "ns") as b,
+    ):
+        b.append_turn("my locker code is 4417", "noted", thread_id="t")
+        assert b.list_open_tail("t")[0].content == "my locker code is 4417"
+        a.erase_thread("t", reason="user asked")
+        b.append_turn("a later turn", "ok", thread_id="t")  # seals the thread's block
+        sealed = b.list_blocks("t")
+        assert len(sealed) == 1
+        assert all("4417" not in m.content for m in sealed[0].l5_raw)
+        assert "4417" not in sealed[0].l4_readable and "4417" not in sealed[0].l3_condensed
+        assert [h.message.content for h in a.search_raw_memory("locker")] == []
+        assert a.verify().ok and b.verify().ok
