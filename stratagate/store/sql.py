@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -123,6 +124,7 @@ class SqlEventStore:
         self._file_backed = engine.dialect.name == "sqlite" and not is_shared_memory(engine)
         self.counters = StoreCounters()
         event.listen(engine, "before_cursor_execute", self.counters.count_statement)
+        self._probe = _HeadProbe(engine.url.database) if self._file_backed else None
         # One shared in-memory connection must not carry two threads' transactions at once.
         self._serial: AbstractContextManager[Any] = (
             threading.RLock() if is_shared_memory(engine) else nullcontext()
@@ -363,6 +365,9 @@ class SqlEventStore:
         """The ``global_position`` of the namespace's last row (0 when empty): the cheap probe
         a handle asks before catching up (one indexed read, no expression to build)."""
         check_name("namespace", namespace)
+        if self._probe is not None and not self.read_only:
+            self._ensure_open()
+            return self._probe.head(namespace)
         with self._transaction(write=False) as conn:
             row = conn.exec_driver_sql(self._sql.head, {"ns": namespace}).first()
         return int(row[0]) if row else 0
@@ -665,6 +670,8 @@ class SqlEventStore:
     def close(self) -> None:
         """Release connections; the store is unusable afterwards."""
         self._closed = True
+        if self._probe is not None:
+            self._probe.close()
         self.engine.dispose()
 
     def _read_after(
@@ -768,6 +775,38 @@ def _check_head(
         f"{position}); nothing was appended — run verify",
         position,
     )
+
+
+class _HeadProbe:
+    """A SQLite file's namespace heads read on a connection of their own, in autocommit: a
+    handle asks before every decision whether another process appended, and through the pool
+    and a transaction that question cost 20 times more (130 µs against 6 µs)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path or ""
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = 0
+        self._sql = f"SELECT last_position FROM {schema.heads.name} WHERE namespace = ?"
+
+    def head(self, namespace: str) -> int:
+        with self._lock:
+            try:
+                if self._conn is None or self._pid != os.getpid():  # never across a fork
+                    self._conn = sqlite3.connect(
+                        self.path, isolation_level=None, check_same_thread=False, timeout=30
+                    )
+                    self._pid = os.getpid()
+                row = self._conn.execute(self._sql, (namespace,)).fetchone()
+            except sqlite3.Error as exc:
+                raise StorageError(f"reading the head of {namespace!r} failed: {exc}") from exc
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
 
 
 class StoreCounters:
