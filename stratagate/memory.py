@@ -223,6 +223,14 @@ class StrataGate:
         return cls._start(database, check_namespace(namespace), opts, temp_dir=temp_dir)
 
     @classmethod
+    def prepare_database(cls, database: str | os.PathLike[str]) -> None:
+        """Create ``database``'s tables when it is new (a SQLite file and its directory, or the
+        tables in a PostgreSQL schema), touching no namespace: a server checks its database at
+        start this way and opens namespaces only on their first call."""
+        with open_event_store(database_url(database)):
+            pass
+
+    @classmethod
     def list_namespaces(cls, database: str | os.PathLike[str]) -> list[LogSummary]:
         """Every namespace with at least one logged event in ``database``, sorted, each with
         its revision and last position (read-only: nothing is opened for writing)."""

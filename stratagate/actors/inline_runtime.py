@@ -10,6 +10,7 @@ lease: other handles, in this process or others, may write the namespace at the 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -22,7 +23,7 @@ from stratagate.actors.reader import Reader
 from stratagate.actors.registry import ROLES, Handles, RoleName, handler_of
 from stratagate.actors.role import MessageHandler, Role
 from stratagate.actors.weight_keeper import WeightKeeper
-from stratagate.errors import DrainTimeoutError
+from stratagate.errors import DrainTimeoutError, StorageError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
 from stratagate.store import EventStore, open_store
@@ -132,7 +133,9 @@ class InlineRuntime:
             self._executor = None
         try:
             if snapshot:
-                with self._lock:
+                with self._lock, contextlib.suppress(StorageError):
+                    # a cache: one that cannot be written (a role that may only read, a full
+                    # disk) costs the next opener a replay, not this close
                     if self.live.state.position:
                         self.live.snapshot()
         finally:

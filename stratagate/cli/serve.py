@@ -16,6 +16,7 @@ from typing import Any
 from stratagate.cli.constants import ENV_TOKEN, EXIT_OK
 from stratagate.cli.ingest_job import NO_MODELS_NOTICE, model_options
 from stratagate.errors import InvalidInputError, StrataGateError
+from stratagate.memory import StrataGate
 
 
 class MissingExtraError(StrataGateError):
@@ -72,6 +73,8 @@ def serve(args: argparse.Namespace) -> int:
     elif args.ui:
         raise InvalidInputError("--ui needs --transport http (the UI is a web page)")
     wire = mcp_server.claim_stdio() if args.transport == "stdio" else None
+    if not args.read_only:  # fail now on an unusable database, not at the first call
+        StrataGate.prepare_database(args.database)
     pool = mcp_server.MemoryPool(args.database, args.namespace, allowed, options)
     stop_on_sigterm()
     if args.models == "none":

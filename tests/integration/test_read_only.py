@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from stratagate import ReadOnlyError, StrataGate
+from stratagate import ReadOnlyError, StorageError, StrataGate
 from tests.support.cli import WORKTREE, quiet_main
 
 TURNS = [("We host on Render.", "Noted."), ("Marta reviews on Friday.", "Ok.")] * 3
@@ -149,8 +149,11 @@ def test_a_select_only_postgres_role_audits(postgres_reader: tuple[str, str]) ->
         check_audit(memory)
     assert quiet_main("verify", "--database", reader) == 0
     assert quiet_main("replay", "--until", "3", "--database", reader) == 0
-    with pytest.raises(Exception) as refused:  # the role really cannot write
-        StrataGate.open(reader, "default")
+    with (
+        StrataGate.open(reader, "default") as memory,  # opening writes nothing
+        pytest.raises(StorageError) as refused,  # the role really cannot write
+    ):
+        memory.append_turn("not allowed", "no")
     assert "permission denied" in str(refused.value)
     with StrataGate.open(owner, "default") as memory:
         assert memory.verify().ok
