@@ -8,11 +8,14 @@ the ``EventStore`` protocol of ``stratagate.store.records`` over the tables of
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import itertools
 import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
@@ -125,6 +128,7 @@ class SqlEventStore:
         self.counters = StoreCounters()
         event.listen(engine, "before_cursor_execute", self.counters.count_statement)
         self._probe = _HeadProbe(engine.url.database) if self._file_backed else None
+        self._turns = _ENGINE_TURNS.setdefault(engine, threading.RLock())
         # One shared in-memory connection must not carry two threads' transactions at once.
         self._serial: AbstractContextManager[Any] = (
             threading.RLock() if is_shared_memory(engine) else nullcontext()
@@ -381,6 +385,38 @@ class SqlEventStore:
         """The ``global_position`` of the last row of any namespace (0 when the log is empty)."""
         with self._transaction(write=False) as conn:
             return conn.execute(select(func.max(schema.events.c.global_position))).scalar() or 0
+
+    @contextmanager
+    def taking_turns(self, namespace: str) -> Iterator[None]:
+        """The namespace's decision lock (see ``EventLog.taking_turns``): an exclusive ``flock``
+        on ``<database>.turns`` for a SQLite file (processes of one machine), a session advisory
+        lock on PostgreSQL (any machine), a thread lock for a database in memory."""
+        check_name("namespace", namespace)
+        self._ensure_open()
+        if self._postgres:
+            with self.engine.connect() as conn:
+                conn.execution_options(isolation_level="AUTOCOMMIT")
+                key = {"key": f"stratagate turns {namespace}"}
+                try:
+                    conn.exec_driver_sql(
+                        "SELECT pg_advisory_lock(hashtextextended(%(key)s, 0))", key
+                    )
+                except SQLAlchemyError as exc:
+                    raise StorageError(f"taking the decision lock failed: {_detail(exc)}") from exc
+                try:
+                    yield
+                finally:
+                    with contextlib.suppress(SQLAlchemyError):
+                        conn.exec_driver_sql(
+                            "SELECT pg_advisory_unlock(hashtextextended(%(key)s, 0))", key
+                        )
+            return
+        if self._probe is None:
+            with self._turns:
+                yield
+            return
+        with self._turns, _file_lock(f"{self._probe.path}.turns"):
+            yield
 
     def namespaces(self) -> list[str]:
         """Every namespace with at least one row, sorted (by Python, not the DB's collation)."""
@@ -777,6 +813,24 @@ def _check_head(
     )
 
 
+_ENGINE_TURNS: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.WeakKeyDictionary()
+"""One decision lock per engine: stores sharing a database in memory share it too."""
+
+
+@contextmanager
+def _file_lock(path: str) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (made 0600 when missing) while the block runs."""
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise StorageError(f"cannot open the decision lock {path}: {exc.strerror}") from exc
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
+
+
 class _HeadProbe:
     """A SQLite file's namespace heads read on a connection of their own, in autocommit: a
     handle asks before every decision whether another process appended, and through the pool
@@ -797,10 +851,12 @@ class _HeadProbe:
                         self.path, isolation_level=None, check_same_thread=False, timeout=30
                     )
                     self._pid = os.getpid()
-                row = self._conn.execute(self._sql, (namespace,)).fetchone()
+                # fetchall finishes the statement: one left open would keep its read
+                # transaction, and every later probe would see that old snapshot
+                rows = self._conn.execute(self._sql, (namespace,)).fetchall()
             except sqlite3.Error as exc:
                 raise StorageError(f"reading the head of {namespace!r} failed: {exc}") from exc
-        return int(row[0]) if row else 0
+        return int(rows[0][0]) if rows else 0
 
     def close(self) -> None:
         with self._lock:
