@@ -5,9 +5,10 @@ Field weights (by repetition): event title 4, summary 3, tags 2, quotes 2, narra
 participants 5, event type 5, original temporal text 4, happened dates 4; element fact: element
 name 5, aliases 4, type 2, key 4, value 5. A raw message document is its own text (weight
 ``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1). Raw
-search fuses (RRF) the BM25 ranking with a speaker ranking: those of the first
-``RAW_SPEAKER_WINDOW`` matches spoken by a speaker the query names, so these move ahead of the
-other matches in that window; raw hit scores are RRF scores, as event and fact scores are. A
+search blends (see ``SearchIndex.search_raw``) the BM25 share of the best match with the
+reply rule (the message after a match gains a share of its score), the speaker rule (a speaker
+the query names multiplies the scores of their messages) and bridges from the best event cards
+and element facts to the messages they cite; raw hit scores are these blended scores. A
 message with no text of its own (an empty side of a turn) is not indexed: as a hit it would
 only repeat its neighbours.
 
@@ -82,8 +83,16 @@ EVENT_FIELD_WEIGHTS = {
 FACT_FIELD_WEIGHTS = {"name": 5, "aliases": 4, "type": 2, "key": 4, "value": 5}
 RAW_SELF_WEIGHT = 2
 RAW_CONTEXT_WEIGHT = 1
-RAW_SPEAKER_WINDOW = 10
-"""How many of the best lexical matches the speaker rule may reorder (it never adds any)."""
+RAW_SPEAKER_BOOST = 1.5
+"""Raw search: the factor on the score of a message spoken by a speaker the query names."""
+RAW_REPLY_SHARE = 0.2
+"""Raw search: the share of a candidate's score the message right after it gains."""
+RAW_BRIDGE_HITS = 10
+"""Raw search: how many event and fact hits lend their source messages a bonus."""
+RAW_EVENT_BRIDGE = 0.2
+RAW_FACT_BRIDGE = 0.1
+"""Raw search: the bonus (in shares of the best BM25 match) of a message a bridged event
+card, or an event a bridged fact cites, cites."""
 
 
 def happened_text(card: EventCard) -> str:
@@ -147,10 +156,10 @@ class SearchIndex(ReadModel):
     """Three inverted indexes and the structured lookups beside them."""
 
     name = "search"
-    version = 5
+    version = 6
     """2: stemmed terms and a speakers table; 3: element name and type tables; 4: compact
-    postings; 5: renamed elements' facts re-indexed in plan order, not hash order (older
-    snapshots are ignored and replayed)."""
+    postings; 5: renamed elements' facts re-indexed in plan order, not hash order; 6: each
+    message's reply (older snapshots are ignored and replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
@@ -162,6 +171,8 @@ class SearchIndex(ReadModel):
         needed — a raw search, a digest, a snapshot — so ingesting pays nothing for them."""
         self.participants: dict[str, set[str]] = {}
         self.speakers: dict[str, set[str]] = {}
+        self._raw_next: dict[str, str] = {}
+        """Indexed message id → the next indexed message of its thread (the reply)."""
         self.event_types: dict[str, set[str]] = {}
         self.intervals: dict[str, tuple[datetime, datetime]] = {}
         self.element_names: dict[str, set[str]] = {}
@@ -285,6 +296,8 @@ class SearchIndex(ReadModel):
         pending, self._pending_raw = self._pending_raw, []
         nothing: Counter[str] = Counter()
         for first, messages in pending:
+            previous_id, previous_text, _ = messages[0]
+            last = previous_id if first and previous_text.strip() else None
             counts = [Counter(search_tokens(text)) for _, text, _ in messages]  # once each
             for i in range(first, len(messages)):
                 message_id, text, speaker = messages[i]
@@ -293,6 +306,9 @@ class SearchIndex(ReadModel):
                 before = counts[i - 1] if i > 0 else nothing
                 after = counts[i + 1] if i + 1 < len(messages) else nothing
                 self._raw.add_counts(message_id, weighted_counts(counts[i], speaker, before, after))
+                if last is not None:
+                    self._raw_next[last] = message_id
+                last = message_id
 
     def _previous_message(self, event: TurnAppended) -> RawMessage | None:
         """The thread's last message before this turn (the blocks model has folded the turn)."""
@@ -464,27 +480,75 @@ class SearchIndex(ReadModel):
         ]
 
     def search_raw(self, query: str, *, limit: int, filters: RawFilters) -> list[tuple[str, float]]:
-        """Message ids by fused relevance (RRF): BM25 over the message and its neighbours, and
-        the best lexical matches spoken by a speaker the query names; optionally one thread."""
-        thread_id = filters.thread_id
+        """Message ids by blended relevance, optionally of one thread.
+
+        The ``fusion_depth(limit)`` best BM25 matches (over the message and its neighbours) are
+        the candidates, each scored by its BM25 share of the best match. The message right
+        after a candidate (the reply, where an answer usually sits) gains ``RAW_REPLY_SHARE`` of
+        the candidate's share. Messages spoken by a speaker the query names have their score
+        multiplied by ``RAW_SPEAKER_BOOST``. Then the structure bridges: each source message of
+        the ``RAW_BRIDGE_HITS`` best event cards gains ``RAW_EVENT_BRIDGE``, and of the events
+        the best element facts cite, ``RAW_FACT_BRIDGE`` (so a question worded like a fact key,
+        "package manager", reaches the message that said "pnpm").
+        """
         tokens = query_tokens(query)
         if not tokens:
             return []
-        depth = None if thread_id is not None else max(limit, RAW_SPEAKER_WINDOW)
-        lexical = [doc_id for doc_id, _ in self.raw.top(tokens, depth)]
-        if thread_id is not None:
-            assert self._blocks_model is not None
-            key = thread_key(thread_id)
-            messages = self._blocks_model.messages
-            lexical = [doc_id for doc_id in lexical if messages[doc_id].thread == key]
-        rankings = [lexical]
+        raw = self.raw
+        keep = self._thread_filter(filters.thread_id)
+        scored = raw.scores(tokens)
+        matches = scored.items() if keep is None else [i for i in scored.items() if keep(i[0])]
+        depth = fusion_depth(limit)
+        best = heapq.nsmallest(depth, matches, key=lambda item: (-item[1], item[0]))
+        if not best:
+            return []
+        top = best[0][1]
+        score = {doc_id: value / top for doc_id, value in best}
+        following = self._raw_next
+        for doc_id, value in best:
+            reply = following.get(doc_id)
+            if reply is not None and (keep is None or keep(reply)):
+                own = score.get(reply, scored.get(reply, 0.0) / top)
+                score[reply] = own + RAW_REPLY_SHARE * value / top
         speakers = self._names_in(query, self.speakers)
         if speakers:
             named = set().union(*(self.speakers[name] for name in speakers))
-            window = lexical[:RAW_SPEAKER_WINDOW]
-            rankings.append([doc_id for doc_id in window if doc_id in named])
-        fused = rrf_rank(rankings, limit=limit)
-        return [(hit.item, hit.score) for hit in fused]
+            for doc_id in score.keys() & named:
+                score[doc_id] *= RAW_SPEAKER_BOOST
+        for bridge, bonus in self._bridges(query):
+            for doc_id in bridge:
+                if doc_id in raw and (keep is None or keep(doc_id)):
+                    score[doc_id] = score.get(doc_id, scored.get(doc_id, 0.0) / top) + bonus
+        ranked = heapq.nsmallest(limit, score.items(), key=lambda item: (-item[1], item[0]))
+        return [(doc_id, value) for doc_id, value in ranked]
+
+    def _thread_filter(self, thread_id: str | None) -> Callable[[str], bool] | None:
+        if thread_id is None:
+            return None
+        assert self._blocks_model is not None
+        key = thread_key(thread_id)
+        messages = self._blocks_model.messages
+        return lambda doc_id: messages[doc_id].thread == key
+
+    def _bridges(self, query: str) -> list[tuple[list[str], float]]:
+        """The source messages of the best event hits and of the events the best fact hits
+        cite, each list with the bonus its messages gain."""
+        assert self._events_model is not None and self._elements_model is not None
+        records = self._events_model.records
+        events = self.search_events(query, limit=RAW_BRIDGE_HITS, filters=EventFilters())
+        by_events = [m for event_id, _ in events for m in records[event_id].card.source_message_ids]
+        facts = self.search_facts(query, limit=RAW_BRIDGE_HITS, filters=ElementFilters())
+        by_facts: list[str] = []
+        for fact_id, _ in facts:
+            _, fact = self._elements_model.fact(fact_id)
+            for event_id in fact.source_event_ids:
+                record = records.get(event_id)
+                if record is not None and self._events_model.retrievable(event_id):
+                    by_facts.extend(record.card.source_message_ids)
+        return [
+            (list(dict.fromkeys(by_events)), RAW_EVENT_BRIDGE),
+            (list(dict.fromkeys(by_facts)), RAW_FACT_BRIDGE),
+        ]
 
     # -- snapshots --------------------------------------------------------------------------
 
@@ -495,6 +559,7 @@ class SearchIndex(ReadModel):
             "raw": self.raw.snapshot(),
             "participants": _dump_table(self.participants),
             "speakers": _dump_table(self.speakers),
+            "raw_next": sorted(self._raw_next.items()),
             "event_types": _dump_table(self.event_types),
             "element_names": _dump_table(self.element_names),
             "element_types": _dump_table(self.element_types),
@@ -512,6 +577,7 @@ class SearchIndex(ReadModel):
         model._raw = InvertedIndex.restore(data["raw"], removable=False)
         model.participants = {key: set(ids) for key, ids in data["participants"]}
         model.speakers = {key: set(ids) for key, ids in data["speakers"]}
+        model._raw_next = dict(data["raw_next"])
         model.event_types = {key: set(ids) for key, ids in data["event_types"]}
         model.element_names = {key: set(ids) for key, ids in data["element_names"]}
         model.element_types = {key: set(ids) for key, ids in data["element_types"]}
@@ -652,7 +718,11 @@ def _newest_first(facts: Iterable[ElementFact]) -> list[ElementFact]:
 __all__ = [
     "EVENT_FIELD_WEIGHTS",
     "FACT_FIELD_WEIGHTS",
-    "RAW_SPEAKER_WINDOW",
+    "RAW_BRIDGE_HITS",
+    "RAW_EVENT_BRIDGE",
+    "RAW_FACT_BRIDGE",
+    "RAW_REPLY_SHARE",
+    "RAW_SPEAKER_BOOST",
     "EventSearchIndex",
     "SearchIndex",
     "event_document",
