@@ -83,6 +83,9 @@ EVENT_FIELD_WEIGHTS = {
 FACT_FIELD_WEIGHTS = {"name": 5, "aliases": 4, "type": 2, "key": 4, "value": 5}
 RAW_SELF_WEIGHT = 2
 RAW_CONTEXT_WEIGHT = 1
+EVENT_FACT_BRIDGE = 10
+BRIDGE_VALUE_WORDS = 4
+"""Event search: how many fact hits lend the events they cite a ranking of their own."""
 RAW_SPEAKER_BOOST = 1.5
 """Raw search: the factor on the score of a message spoken by a speaker the query names."""
 RAW_REPLY_SHARE = 0.2
@@ -178,6 +181,8 @@ class SearchIndex(ReadModel):
         self.element_names: dict[str, set[str]] = {}
         """Normalised element name or alias → element ids."""
         self.element_types: dict[str, set[str]] = {}
+        self._cited_by: dict[str, set[str]] | None = None
+        """Message id → indexed events citing it (built when first asked, then kept)."""
         self._events_model: EventsModel | None = None
         self._elements_model: ElementsModel | None = None
         self._blocks_model: BlocksModel | None = None
@@ -228,6 +233,9 @@ class SearchIndex(ReadModel):
 
     def _add_event(self, card: EventCard) -> None:
         self.events.add(card.id, weighted_tokens(event_document(card)))
+        if self._cited_by is not None:
+            for message_id in card.source_message_ids:
+                self._cited_by.setdefault(message_id, set()).add(card.id)
         temporal = card.temporal
         if temporal is not None:
             for person in temporal.participants:
@@ -240,8 +248,12 @@ class SearchIndex(ReadModel):
 
     def _remove_event(self, event_id: str) -> None:
         assert self._events_model is not None
-        temporal = self._events_model.records[event_id].card.temporal
+        card = self._events_model.records[event_id].card
+        temporal = card.temporal
         self.events.remove(event_id)
+        if self._cited_by is not None:
+            for message_id in card.source_message_ids:
+                _discard(self._cited_by, message_id, event_id)
         if temporal is not None:
             for person in temporal.participants:
                 _discard(self.participants, normalize_name(person), event_id)
@@ -326,6 +338,18 @@ class SearchIndex(ReadModel):
 
     # -- queries ----------------------------------------------------------------------------
 
+    def events_citing(self, message_ids: Iterable[str]) -> list[str]:
+        """Retrievable events citing these messages: in message order, then event id."""
+        if self._cited_by is None:
+            assert self._events_model is not None
+            records = self._events_model.records
+            self._cited_by = {}
+            for event_id in self.events.doc_ids():
+                for message_id in records[event_id].card.source_message_ids:
+                    self._cited_by.setdefault(message_id, set()).add(event_id)
+        cited = (sorted(self._cited_by.get(m, ())) for m in message_ids)
+        return list(dict.fromkeys(event_id for ids in cited for event_id in ids))
+
     def related_events(self, text: str, limit: int) -> list[str]:
         """Event ids lexically closest to ``text`` (BM25), equally close ones latest first: what
         a compact timeline keeps besides the latest events."""
@@ -368,6 +392,10 @@ class SearchIndex(ReadModel):
             by_time = self._time_rank(happened_from, happened_to, order, depth)
             if by_time:
                 rankings.append(by_time)
+        if tokens:
+            by_facts = self._fact_events(query, depth)
+            if by_facts:
+                rankings.append(by_facts)
         if not rankings:
             if query.strip() or participants or event_type or happened_from or happened_to:
                 return []
@@ -378,6 +406,46 @@ class SearchIndex(ReadModel):
             rankings.append(self._intent_rank(candidates, intent or "latest"))
         fused = rrf_rank(rankings, limit=limit)
         return [(hit.item, hit.score) for hit in fused]
+
+    def _fact_events(self, query: str, depth: int) -> list[str]:
+        """Retrievable events cited by the element facts matching ``query``, in fact rank order
+        (active facts before superseded ones): the bridge from a fact's key, element name or
+        type ("package manager") to the events that set it ("let's switch to pnpm")."""
+        assert self._events_model is not None and self._elements_model is not None
+        facts = self._bridging_facts(query, EVENT_FACT_BRIDGE)
+        # current facts first (stable: rank order otherwise)
+        facts.sort(key=lambda fact: (fact.status != "active", fact.valid_to is not None))
+        cited = (event_id for fact in facts for event_id in fact.source_event_ids)
+        found = [e for e in dict.fromkeys(cited) if self._events_model.retrievable(e)]
+        return [e for e in found if e in self.events][:depth]
+
+    def _bridging_facts(self, query: str, limit: int) -> list[ElementFact]:
+        """The state and relation facts among the best ``limit`` fact hits (what a decision or
+        a change set, not items of a set like preferences) whose key or short value (a state, a name: at most
+        ``BRIDGE_VALUE_WORDS`` words) shares a token with the query other than the name of a person
+        it names (a speaker or a person element). A match on a name alone says nothing about
+        which of the person's events answers, and a long value (an event's
+        title kept as a fact) only repeats what event search already matched."""
+        assert self._elements_model is not None
+        people = self._names_in(query, self.speakers) | {
+            phrase
+            for phrase in self._names_in(query, self.element_names)
+            if self.element_names[phrase] & self.element_types.get("person", set())
+        }
+        named = {token for name in people for token in search_tokens(name)}
+        wanted = set(query_tokens(query)) - named
+        if not wanted:
+            return []
+        found = []
+        for fact_id, _ in self.search_facts(query, limit=limit, filters=ElementFilters()):
+            _, fact = self._elements_model.fact(fact_id)
+            if fact.mode == "set":
+                continue
+            values = [fact.value] if isinstance(fact.value, str) else fact.value
+            short = [v for v in values if len(word_tokens(v)) <= BRIDGE_VALUE_WORDS]
+            if wanted.intersection(search_tokens(" ".join([fact.key.replace("_", " "), *short]))):
+                found.append(fact)
+        return found
 
     @staticmethod
     def _names_in(query: str, table: dict[str, set[str]]) -> set[str]:
@@ -537,10 +605,8 @@ class SearchIndex(ReadModel):
         records = self._events_model.records
         events = self.search_events(query, limit=RAW_BRIDGE_HITS, filters=EventFilters())
         by_events = [m for event_id, _ in events for m in records[event_id].card.source_message_ids]
-        facts = self.search_facts(query, limit=RAW_BRIDGE_HITS, filters=ElementFilters())
         by_facts: list[str] = []
-        for fact_id, _ in facts:
-            _, fact = self._elements_model.fact(fact_id)
+        for fact in self._bridging_facts(query, RAW_BRIDGE_HITS):
             for event_id in fact.source_event_ids:
                 record = records.get(event_id)
                 if record is not None and self._events_model.retrievable(event_id):
@@ -717,6 +783,7 @@ def _newest_first(facts: Iterable[ElementFact]) -> list[ElementFact]:
 
 __all__ = [
     "EVENT_FIELD_WEIGHTS",
+    "EVENT_FACT_BRIDGE",
     "FACT_FIELD_WEIGHTS",
     "RAW_BRIDGE_HITS",
     "RAW_EVENT_BRIDGE",
