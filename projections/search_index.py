@@ -6,7 +6,7 @@ participants 5, event type 5, original temporal text 4, happened dates 4; elemen
 name 5, aliases 4, type 2, key 4, value 5. A raw message document is its own text (weight
 ``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1). Raw
 search blends (see ``SearchIndex.search_raw``) the BM25 share of the best match with the
-reply rule (the message after a match gains a share of its score), the speaker rule (a speaker
+reply rule (the reply to a matching question gains a share of its score), the speaker rule (a speaker
 the query names multiplies the scores of their messages) and bridges from the best event cards
 and element facts to the messages they cite; raw hit scores are these blended scores. A
 message with no text of its own (an empty side of a turn) is not indexed: as a hit it would
@@ -88,8 +88,9 @@ BRIDGE_VALUE_WORDS = 4
 """Event search: how many fact hits lend the events they cite a ranking of their own."""
 RAW_SPEAKER_BOOST = 1.5
 """Raw search: the factor on the score of a message spoken by a speaker the query names."""
-RAW_REPLY_SHARE = 0.2
-"""Raw search: the share of a candidate's score the message right after it gains."""
+RAW_REPLY_SHARE = 0.4
+"""Raw search: the share of a candidate's score its reply gains, when the candidate asks
+something (has a ``?``): the answer to a question sits in the reply."""
 RAW_BRIDGE_HITS = 10
 """Raw search: how many event and fact hits lend their source messages a bonus."""
 RAW_EVENT_BRIDGE = 0.2
@@ -175,14 +176,13 @@ class SearchIndex(ReadModel):
         self.participants: dict[str, set[str]] = {}
         self.speakers: dict[str, set[str]] = {}
         self._raw_next: dict[str, str] = {}
-        """Indexed message id → the next indexed message of its thread (the reply)."""
+        """Indexed message that asks something (has a ``?``) → the next indexed message of its
+        thread (the reply)."""
         self.event_types: dict[str, set[str]] = {}
         self.intervals: dict[str, tuple[datetime, datetime]] = {}
         self.element_names: dict[str, set[str]] = {}
         """Normalised element name or alias → element ids."""
         self.element_types: dict[str, set[str]] = {}
-        self._cited_by: dict[str, set[str]] | None = None
-        """Message id → indexed events citing it (built when first asked, then kept)."""
         self._events_model: EventsModel | None = None
         self._elements_model: ElementsModel | None = None
         self._blocks_model: BlocksModel | None = None
@@ -233,9 +233,6 @@ class SearchIndex(ReadModel):
 
     def _add_event(self, card: EventCard) -> None:
         self.events.add(card.id, weighted_tokens(event_document(card)))
-        if self._cited_by is not None:
-            for message_id in card.source_message_ids:
-                self._cited_by.setdefault(message_id, set()).add(card.id)
         temporal = card.temporal
         if temporal is not None:
             for person in temporal.participants:
@@ -248,12 +245,8 @@ class SearchIndex(ReadModel):
 
     def _remove_event(self, event_id: str) -> None:
         assert self._events_model is not None
-        card = self._events_model.records[event_id].card
-        temporal = card.temporal
+        temporal = self._events_model.records[event_id].card.temporal
         self.events.remove(event_id)
-        if self._cited_by is not None:
-            for message_id in card.source_message_ids:
-                _discard(self._cited_by, message_id, event_id)
         if temporal is not None:
             for person in temporal.participants:
                 _discard(self.participants, normalize_name(person), event_id)
@@ -309,7 +302,7 @@ class SearchIndex(ReadModel):
         nothing: Counter[str] = Counter()
         for first, messages in pending:
             previous_id, previous_text, _ = messages[0]
-            last = previous_id if first and previous_text.strip() else None
+            last = previous_id if first and "?" in previous_text else None
             counts = [Counter(search_tokens(text)) for _, text, _ in messages]  # once each
             for i in range(first, len(messages)):
                 message_id, text, speaker = messages[i]
@@ -320,7 +313,7 @@ class SearchIndex(ReadModel):
                 self._raw.add_counts(message_id, weighted_counts(counts[i], speaker, before, after))
                 if last is not None:
                     self._raw_next[last] = message_id
-                last = message_id
+                last = message_id if "?" in text else None
 
     def _previous_message(self, event: TurnAppended) -> RawMessage | None:
         """The thread's last message before this turn (the blocks model has folded the turn)."""
@@ -337,18 +330,6 @@ class SearchIndex(ReadModel):
         return None
 
     # -- queries ----------------------------------------------------------------------------
-
-    def events_citing(self, message_ids: Iterable[str]) -> list[str]:
-        """Retrievable events citing these messages: in message order, then event id."""
-        if self._cited_by is None:
-            assert self._events_model is not None
-            records = self._events_model.records
-            self._cited_by = {}
-            for event_id in self.events.doc_ids():
-                for message_id in records[event_id].card.source_message_ids:
-                    self._cited_by.setdefault(message_id, set()).add(event_id)
-        cited = (sorted(self._cited_by.get(m, ())) for m in message_ids)
-        return list(dict.fromkeys(event_id for ids in cited for event_id in ids))
 
     def related_events(self, text: str, limit: int) -> list[str]:
         """Event ids lexically closest to ``text`` (BM25), equally close ones latest first: what
@@ -551,9 +532,9 @@ class SearchIndex(ReadModel):
         """Message ids by blended relevance, optionally of one thread.
 
         The ``fusion_depth(limit)`` best BM25 matches (over the message and its neighbours) are
-        the candidates, each scored by its BM25 share of the best match. The message right
-        after a candidate (the reply, where an answer usually sits) gains ``RAW_REPLY_SHARE`` of
-        the candidate's share. Messages spoken by a speaker the query names have their score
+        the candidates, each scored by its BM25 share of the best match. The reply to a candidate
+        that asks something (has a ``?``; the answer sits in the reply) gains
+        ``RAW_REPLY_SHARE`` of the candidate's share. Messages spoken by a speaker the query names have their score
         multiplied by ``RAW_SPEAKER_BOOST``. Then the structure bridges: each source message of
         the ``RAW_BRIDGE_HITS`` best event cards gains ``RAW_EVENT_BRIDGE``, and of the events
         the best element facts cite, ``RAW_FACT_BRIDGE`` (so a question worded like a fact key,
@@ -782,8 +763,8 @@ def _newest_first(facts: Iterable[ElementFact]) -> list[ElementFact]:
 
 
 __all__ = [
-    "EVENT_FIELD_WEIGHTS",
     "EVENT_FACT_BRIDGE",
+    "EVENT_FIELD_WEIGHTS",
     "FACT_FIELD_WEIGHTS",
     "RAW_BRIDGE_HITS",
     "RAW_EVENT_BRIDGE",

@@ -24,8 +24,6 @@ from stratagate.read.view import MemoryView
 from stratagate.results import BlockContextEntry, ElementHit, EventHit, RecallContext, RecallEntry
 
 CANDIDATE_FACTOR = 3
-RAW_BRIDGE_HITS = 10
-"""How many raw-search hits lend the events citing them a ranking in recall (0: none)."""
 WEIGHT_FLOOR = 0.9
 """The least share of its relevance a memory keeps at weight 0 (see the module docstring)."""
 MAX_SUPERSESSION_STEPS = 16
@@ -262,8 +260,8 @@ def recall(
     fact_hits: list[ElementHit] = []
     if query.strip():
         if max_events:
-            event_hits = view.recall_events(
-                query, min(MAX_LIMIT, max_events * CANDIDATE_FACTOR), RAW_BRIDGE_HITS
+            event_hits = view.search_events(
+                query, limit=min(MAX_LIMIT, max_events * CANDIDATE_FACTOR)
             )
         if max_elements:
             fact_hits = view.search_elements(

@@ -22,7 +22,6 @@ from stratagate.core.filters import (
 )
 from stratagate.core.layers import readable_transcript, render_raw
 from stratagate.core.memory_weight import memory_weight
-from stratagate.core.ranking import rrf_rank
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.models import (
     ElementCard,
@@ -326,23 +325,6 @@ class MemoryView:
             card = self.get_event(event_id)
             weight = memory_weight(card.weight, card.status, self.turn)
             hits.append(EventHit(id=event_id, event=card, score=score, weight=weight))
-        return hits
-
-    def recall_events(self, query: str, limit: int, raw_hits: int) -> list[EventHit]:
-        """Event hits for a recall: event search fused (RRF) with the events citing the best
-        ``raw_hits`` raw messages, so a question worded like the conversation, not like the
-        card, still reaches the card that cites its answer."""
-        search = self.state.search
-        ranked = search.search_events(query, limit=limit, filters=EventFilters())
-        rankings = [[event_id for event_id, _ in ranked]]
-        if raw_hits:
-            messages = search.search_raw(query, limit=raw_hits, filters=RawFilters())
-            rankings.append(search.events_citing(m for m, _ in messages)[:limit])
-        hits = []
-        for fused in rrf_rank(rankings, limit=limit):
-            card = self.get_event(fused.item)
-            weight = memory_weight(card.weight, card.status, self.turn)
-            hits.append(EventHit(id=card.id, event=card, score=fused.score, weight=weight))
         return hits
 
     def rank_elements(self, query: str, limit: int, filters: ElementFilters) -> list[ElementHit]:
