@@ -91,7 +91,7 @@ RAW_SPEAKER_BOOST = 1.5
 RAW_REPLY_SHARE = 0.4
 """Raw search: the share of a candidate's score its reply gains, when the candidate asks
 something (has a ``?``): the answer to a question sits in the reply."""
-RAW_BRIDGE_HITS = 10
+RAW_BRIDGE_HITS = 5
 """Raw search: how many event and fact hits lend their source messages a bonus."""
 RAW_EVENT_BRIDGE = 0.2
 RAW_FACT_BRIDGE = 0.1
@@ -183,6 +183,8 @@ class SearchIndex(ReadModel):
         self.element_names: dict[str, set[str]] = {}
         """Normalised element name or alias → element ids."""
         self.element_types: dict[str, set[str]] = {}
+        self._cited_by: dict[str, set[str]] | None = None
+        """Message id → indexed events citing it (built when first asked, then kept)."""
         self._events_model: EventsModel | None = None
         self._elements_model: ElementsModel | None = None
         self._blocks_model: BlocksModel | None = None
@@ -233,6 +235,9 @@ class SearchIndex(ReadModel):
 
     def _add_event(self, card: EventCard) -> None:
         self.events.add(card.id, weighted_tokens(event_document(card)))
+        if self._cited_by is not None:
+            for message_id in card.source_message_ids:
+                self._cited_by.setdefault(message_id, set()).add(card.id)
         temporal = card.temporal
         if temporal is not None:
             for person in temporal.participants:
@@ -245,8 +250,12 @@ class SearchIndex(ReadModel):
 
     def _remove_event(self, event_id: str) -> None:
         assert self._events_model is not None
-        temporal = self._events_model.records[event_id].card.temporal
+        card = self._events_model.records[event_id].card
+        temporal = card.temporal
         self.events.remove(event_id)
+        if self._cited_by is not None:
+            for message_id in card.source_message_ids:
+                _discard(self._cited_by, message_id, event_id)
         if temporal is not None:
             for person in temporal.participants:
                 _discard(self.participants, normalize_name(person), event_id)
@@ -330,6 +339,27 @@ class SearchIndex(ReadModel):
         return None
 
     # -- queries ----------------------------------------------------------------------------
+
+    def events_citing(
+        self, message_ids: Iterable[str], order: Mapping[str, int] | None = None
+    ) -> list[str]:
+        """Retrievable events citing these messages: in message order; events citing the same
+        message by ``order`` (say, their rank in an event search; unlisted ones last), then
+        id."""
+        if self._cited_by is None:
+            assert self._events_model is not None
+            records = self._events_model.records
+            self._cited_by = {}
+            for event_id in self.events.doc_ids():
+                for message_id in records[event_id].card.source_message_ids:
+                    self._cited_by.setdefault(message_id, set()).add(event_id)
+        rank = order or {}
+        last = len(rank)
+        cited = (
+            sorted(self._cited_by.get(m, ()), key=lambda e: (rank.get(e, last), e))
+            for m in message_ids
+        )
+        return list(dict.fromkeys(event_id for ids in cited for event_id in ids))
 
     def related_events(self, text: str, limit: int) -> list[str]:
         """Event ids lexically closest to ``text`` (BM25), equally close ones latest first: what
@@ -545,10 +575,7 @@ class SearchIndex(ReadModel):
             return []
         raw = self.raw
         keep = self._thread_filter(filters.thread_id)
-        scored = raw.scores(tokens)
-        matches = scored.items() if keep is None else [i for i in scored.items() if keep(i[0])]
-        depth = fusion_depth(limit)
-        best = heapq.nsmallest(depth, matches, key=lambda item: (-item[1], item[0]))
+        best, lexical = raw.ranked(tokens, keep, fusion_depth(limit))
         if not best:
             return []
         top = best[0][1]
@@ -557,7 +584,7 @@ class SearchIndex(ReadModel):
         for doc_id, value in best:
             reply = following.get(doc_id)
             if reply is not None and (keep is None or keep(reply)):
-                own = score.get(reply, scored.get(reply, 0.0) / top)
+                own = score.get(reply, lexical(reply) / top)
                 score[reply] = own + RAW_REPLY_SHARE * value / top
         speakers = self._names_in(query, self.speakers)
         if speakers:
@@ -567,7 +594,7 @@ class SearchIndex(ReadModel):
         for bridge, bonus in self._bridges(query):
             for doc_id in bridge:
                 if doc_id in raw and (keep is None or keep(doc_id)):
-                    score[doc_id] = score.get(doc_id, scored.get(doc_id, 0.0) / top) + bonus
+                    score[doc_id] = score.get(doc_id, lexical(doc_id) / top) + bonus
         ranked = heapq.nsmallest(limit, score.items(), key=lambda item: (-item[1], item[0]))
         return [(doc_id, value) for doc_id, value in ranked]
 
@@ -584,7 +611,7 @@ class SearchIndex(ReadModel):
         cite, each list with the bonus its messages gain."""
         assert self._events_model is not None and self._elements_model is not None
         records = self._events_model.records
-        events = self.search_events(query, limit=RAW_BRIDGE_HITS, filters=EventFilters())
+        events = self.events.top(query_tokens(query), RAW_BRIDGE_HITS)
         by_events = [m for event_id, _ in events for m in records[event_id].card.source_message_ids]
         by_facts: list[str] = []
         for fact in self._bridging_facts(query, RAW_BRIDGE_HITS):
