@@ -95,6 +95,17 @@ _FIRST_PERSON = [
     (re.compile(r"^my\b", re.IGNORECASE), "{name}'s"),
     (re.compile(r"^我(?!们)"), "{name}"),
 ]
+_A = "['\u2019]"
+_FIRST_PERSON_ANYWHERE = [
+    (re.compile(rf"\bI{_A}m\b|\bI\s+am\b"), "{name} is"),
+    (re.compile(rf"\bI{_A}ve\b|\bI\s+have\b"), "{name} has"),
+    (re.compile(rf"\bI{_A}ll\b"), "{name} will"),
+    (re.compile(rf"\bI{_A}d\b"), "{name} would"),
+    (re.compile(r"\bI\b"), "{name}"),
+    (re.compile(r"\b[Mm]y\b|\bmine\b"), "{name}'s"),
+    (re.compile(r"(?<![\w-])(?:[Mm]e|myself)(?![\w-])"), "{name}"),
+]
+"""First-person words anywhere in an English sentence, and their third-person form."""
 _SKIP_SENTENCE = re.compile(r"^\[image:", re.IGNORECASE)
 
 
@@ -328,13 +339,23 @@ def _deduplicate(candidates: list[_Candidate]) -> list[_Candidate]:
     return kept
 
 
+def third_person(text: str, name: str | None) -> str:
+    """``text`` with the speaker's first-person words replaced by their name ("I'm" → "Caroline
+    is", "my" → "Caroline's", "me" → "Caroline"): a card reads the same whoever reads it. A
+    leading 我 becomes the name too; an unnamed speaker (a bare role) keeps the text as is."""
+    if not name:
+        return text
+    for pattern, replacement in _FIRST_PERSON_ANYWHERE:
+        text = pattern.sub(replacement.format(name=name), text)
+    for pattern, replacement in _FIRST_PERSON:
+        if pattern.search(text):
+            return pattern.sub(replacement.format(name=name), text, count=1)
+    return text
+
+
 def _title(candidate: _Candidate, limit: int = 80) -> str:
     text = _LEAD_IN.sub("", candidate.sentence).strip() or candidate.sentence
-    if candidate.message.name:
-        for pattern, replacement in _FIRST_PERSON:
-            if pattern.search(text):
-                text = pattern.sub(replacement.format(name=candidate.message.name), text, count=1)
-                break
+    text = third_person(text, candidate.message.name)
     text = text[0].upper() + text[1:] if text else text
     return truncate(text.rstrip(" .!?。！？"), limit)
 
@@ -491,7 +512,9 @@ def _event(
     return EventCardInput(
         id=event_id,
         title=_title(candidate),
-        summary=" ".join([candidate.sentence, *candidate.continuation]),
+        summary=third_person(
+            " ".join([candidate.sentence, *candidate.continuation]), candidate.message.name
+        ),
         narrative=f"{candidate.speaker}: {truncate(candidate.message.content, 600)}",
         tags=_tags(candidate),
         quotes=[candidate.sentence, *candidate.continuation],

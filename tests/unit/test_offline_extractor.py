@@ -183,8 +183,20 @@ def test_a_following_sentence_of_the_same_message_extends_the_summary() -> None:
     event = _only(
         _ctx([_message("t1", "I gave a talk at my school last week. It inspired the students.")])
     )
-    assert event.summary == "I gave a talk at my school last week. It inspired the students."
+    # the summary reads in the third person (the quotes keep the words as said)
+    assert event.summary == (
+        "Alice gave a talk at Alice's school last week. It inspired the students."
+    )
+    assert event.title == "Alice gave a talk at Alice's school last week"
     assert event.quotes == ["I gave a talk at my school last week.", "It inspired the students."]
+
+
+def test_titles_and_summaries_name_the_speaker_for_every_first_person_word() -> None:
+    event = _only(
+        _ctx([_message("t1", "Last week I decided that my kids and I will move to Lisbon.")])
+    )
+    assert event.title == "Last week Alice decided that Alice's kids and Alice will move to Lisbon"
+    assert event.summary == "Last week Alice decided that Alice's kids and Alice will move to Lisbon."
 
 
 def test_the_callback_pickles_and_accepts_plain_dicts() -> None:
