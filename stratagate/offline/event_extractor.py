@@ -43,7 +43,13 @@ from stratagate.models import (
 from stratagate.offline.budget import within_budget
 from stratagate.offline.catalogue import TOPIC_GROUPS, TOPIC_STOP_WORDS
 from stratagate.offline.cues import Kind, is_cancelled, is_ongoing, kinds, switch_targets, tense
-from stratagate.offline.entities import Known, find_organizations, find_people, find_tools
+from stratagate.offline.entities import (
+    Known,
+    find_organizations,
+    find_people,
+    find_places,
+    find_tools,
+)
 from stratagate.offline.temporal import MONTHS, WEEKDAYS, TimeResolution, find_time_expressions
 from stratagate.offline.text import (
     clean,
@@ -269,7 +275,7 @@ def _candidate(
     times = find_time_expressions(
         sentence, message.created_at, tense=None if cancelled else direction
     )
-    if not signal and not times:
+    if not signal and not times and not _names_someone(sentence, speakers, known):
         return None
     content = content_words(sentence)
     if len(set(content)) < min_content_words:
@@ -287,6 +293,19 @@ def _candidate(
         content=frozenset(content),
         order=order,
     )
+
+
+def _names_someone(sentence: str, speakers: list[str], known: Known) -> bool:
+    """The sentence names a person other than the speakers, a place or an organization: what
+    it says about them is worth an event of its own (an introduction, a trip, a book's author).
+    Not when it names a tool: tool talk counts through its decision and change signals, and a
+    bare mention ("Fly.io in Tokyo is out") would stand in for the decision a switch replaces."""
+    if find_tools(sentence):
+        return False
+    if find_places(sentence, known) or find_organizations(sentence, known):
+        return True
+    own = {speaker.casefold() for speaker in speakers}
+    return any(p.name.casefold() not in own for p in find_people(sentence, known))
 
 
 def _dates_previous(current: _Candidate, found: _Candidate) -> bool:
