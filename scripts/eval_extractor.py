@@ -23,14 +23,21 @@ of ``--block-turns`` turns; the sample at the library's default block size) and 
 it ends with are scored against ``tests/fixtures/labels/elements.json`` (rule and scoring in
 the README beside it): precision, recall, and both again requiring the labelled type.
 
+``--compare-with TREE`` also runs this script against another source tree's code (its
+modules first on the path, in a subprocess) and prints before → after of the totals.
+
 Usage: PYTHONPATH=. python scripts/eval_extractor.py [--data DIR] [--out PATH] [--labels PATH]
+                                                    [--compare-with TREE]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -454,6 +461,19 @@ def _table(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
+def _other_tree(tree: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """This script's JSON document as produced by the code of another source tree."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "other.json"
+        command = [sys.executable, str(Path(__file__).resolve()), "--data", str(args.data),
+                   "--block-turns", str(args.block_turns), "--labels", str(args.labels.resolve()),
+                   "--out", str(out)]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        subprocess.run(command, check=True, env=env, cwd=tree, stdout=subprocess.DEVNULL)
+        document: dict[str, Any] = orjson.loads(out.read_bytes())
+        return document
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation over every ``*.json`` in ``--data``; print a table, write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -461,6 +481,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("bench-results/eval_extractor.json"))
     parser.add_argument("--block-turns", type=int, default=12)
     parser.add_argument("--labels", type=Path, default=LABELS, help="labelled elements (JSON)")
+    parser.add_argument(
+        "--compare-with", type=Path, default=None, metavar="TREE",
+        help="also run another source tree's code and print before (it) → after (this)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     paths = sorted(args.data.glob("*.json"))
     if not paths:
@@ -503,6 +527,16 @@ def main(argv: list[str] | None = None) -> int:
             "missed": {r.sample_id: r.missed for r in element_reports},
         },
     }
+    if args.compare_with is not None:
+        before = _other_tree(args.compare_with.resolve(), args)
+        print(f"\nbefore ({args.compare_with}) → after (this tree), totals")
+        pairs = [("events", before["total"], document["total"]),
+                 ("elements", before["elements"]["total"], document["elements"]["total"])]  # type: ignore[index]  # fmt: skip
+        for label, old, new in pairs:
+            for key, value in new.items():  # type: ignore[attr-defined]
+                if key != "sample_id" and isinstance(value, int | float):
+                    print(f"  {label:<9}{key:<32}{old.get(key, 0)!s:>10} → {value}")  # type: ignore[attr-defined]
+        document["before"] = {"total": before["total"], "elements": before["elements"]["total"]}  # type: ignore[index]
     args.out.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
     print(f"wrote {args.out}")
     return 0
