@@ -155,10 +155,13 @@ class InvertedIndex:
         ties by id), and the BM25 score of any document (0.0 when it matches nothing)."""
         ids = self._ids
         scored = self._scores(query_tokens, DEFAULT_K1, DEFAULT_B)
-        items: Iterable[tuple[int, float]] = scored.items()
+        items = list(scored.items())
         if keep is not None:
             items = [item for item in items if keep(ids[item[0]])]
-        best = heapq.nsmallest(depth, items, key=lambda item: (-item[1], ids[item[0]]))
+        if len(items) > depth > 0:  # only what can reach the top ``depth`` is sorted by id
+            floor = heapq.nlargest(depth, (score for _, score in items))[-1]
+            items = [item for item in items if item[1] >= floor]
+        best = sorted(items, key=lambda item: (-item[1], ids[item[0]]))[:depth]
         numbers = self._numbers
 
         def score_of(doc_id: str) -> float:

@@ -27,6 +27,7 @@ tokens and the structured lists they ask for.
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -440,6 +441,8 @@ class SearchIndex(ReadModel):
         which of the person's events answers, and a long value (an event's
         title kept as a fact) only repeats what event search already matched."""
         assert self._elements_model is not None
+        if not len(self.facts):
+            return []
         people = self._names_in(query, self.speakers) | {
             phrase
             for phrase in self._names_in(query, self.element_names)
@@ -765,10 +768,13 @@ def fusion_depth(limit: int) -> int:
 
 
 NAME_WORDS = 6
+QUERY_CACHE = 1024
+"""Queries whose phrases are remembered: one search looks them up in several tables."""
 """The longest name (in words) that structured rankings recognise in a query."""
 
 
-def query_phrases(query: str) -> set[str]:
+@functools.lru_cache(maxsize=QUERY_CACHE)
+def query_phrases(query: str) -> frozenset[str]:
     """Every normalised run of 1 to ``NAME_WORDS`` words of the query, plus its word tokens
     (jieba words and bigrams for Chinese): the candidates for name and type lookups."""
     words = normalize_search_text(query).split()
@@ -780,7 +786,7 @@ def query_phrases(query: str) -> set[str]:
     }
     phrases.update(word_tokens(query))
     phrases.discard("")
-    return phrases
+    return frozenset(phrases)
 
 
 def _discard(table: dict[str, set[str]], key: str, doc_id: str) -> None:
