@@ -70,6 +70,9 @@ MATCH_THRESHOLD = 0.5
 LABELS = Path(__file__).parents[1] / "tests" / "fixtures" / "labels" / "elements.json"
 SAMPLE = Path(stratagate.__file__).parent / "sample" / "project_conversation.jsonl"
 MONTH = timedelta(days=31)
+_FIRST_PERSON_WORD = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|my|me|mine|myself)\b|\bMy\b")
+"""A first-person word in a title: every LoCoMo speaker is named, so a title should read in
+the third person ("Caroline went …", not "Caroline will do my best …")."""
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP_WORDS = """a an the and or but of to in on at for with from by as is are was were be been
 being his her their its my our your he she they it we i you him them this that these those who
@@ -131,6 +134,7 @@ class ConversationReport:
     cited_with_interval: int = 0
     correct: int = 0
     tight: int = 0
+    first_person_titles: int = 0
     misses: list[dict[str, object]] = field(default_factory=list)
 
 
@@ -208,6 +212,9 @@ def _extract(
             sessions = {s for s in map(_session_of, card.source_message_ids) if s is not None}
             extracted.append(Extracted(event_id, card, sessions, overlap_tokens(text)))
     report.events = len(extracted)
+    report.first_person_titles = sum(
+        bool(_FIRST_PERSON_WORD.search(e.card.title)) for e in extracted
+    )
     report.messages = sum(len(session.messages) for session in conv.sessions)
     report.messages_cited = len({m for e in extracted for m in e.card.source_message_ids})
     return extracted
@@ -301,6 +308,8 @@ def _summary(report: ConversationReport) -> dict[str, object]:
         "messages_cited": report.messages_cited,
         "messages_cited_share": _share(report.messages_cited, report.messages),
         "events_matching_an_annotation": report.supported_events,
+        "first_person_titles": report.first_person_titles,
+        "first_person_title_share": _share(report.first_person_titles, report.events),
         "matching_share": _share(report.supported_events, report.events),
         "cat2_evidence": report.evidence,
         "cat2_evidence_cited": report.evidence_cited,
@@ -321,6 +330,7 @@ def _total(reports: Iterable[ConversationReport]) -> ConversationReport:
     for report in reports:
         for name in (
             "blocks", "blocks_extracted", "events", "annotated", "recalled", "supported_events",
+            "first_person_titles",
             "messages", "messages_cited",
             "evidence", "evidence_cited", "evidence_dated", "evidence_with_interval",
             "cited_with_interval", "correct", "tight",

@@ -28,7 +28,9 @@ runtime) to sweep the recall blend. Averages are over questions. Evidence entrie
 name no message are dropped and questions left with none are skipped (both counted). Category 5
 (adversarial: the question presupposes something the conversation does not say) is reported
 but excluded from the headline and per-conversation figures. Ranking rules were tuned on
-conv-26 and conv-30 only ("tuning"); the other conversations are reported as "held-out".
+conv-26 and conv-30 only ("tuning"); the other conversations are reported as "held-out". The
+round-3 raw search rules (issue 25) were tuned on conv-26, -30, -41 and -42: for them only
+conv-43 is held out (its per-conversation row).
 
 ``--compare-with TREE`` runs this same script (same arguments) against another source tree
 (say ``git worktree add /tmp/main main``) in a subprocess, its modules first on the path, and
