@@ -2,30 +2,38 @@
 
 Deliveries are serialised by a lock (as a Ray actor's mailbox would serialise them); the
 pipeline's background work (``append_turn(wait=False)``) runs on one worker thread per
-namespace. The runtime owns its store connection; the auditor answers from it.
+namespace. The runtime owns its store connection; the auditor answers from it. It takes no
+lease: other handles, in this process or others, may write the namespace at the same time
+(each role refreshes before deciding; a lost race is a ``StaleHandleError``, see
+``stratagate.actors.pipeline``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from stratagate.actors import pipeline
 from stratagate.actors.auditor import Auditor
-from stratagate.actors.lease_keeper import LeaseKeeper
 from stratagate.actors.live import LiveState
 from stratagate.actors.reader import Reader
 from stratagate.actors.registry import ROLES, Handles, RoleName, handler_of
 from stratagate.actors.role import MessageHandler, Role
 from stratagate.actors.weight_keeper import WeightKeeper
-from stratagate.errors import DrainTimeoutError
+from stratagate.errors import DrainTimeoutError, StorageError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
-from stratagate.store import EventStore, Holder, open_store
+from stratagate.store import EventStore, open_store
 
 R = TypeVar("R")
+
+CONTENDED_S = 2.0
+"""How long after a lost race a handle keeps deciding its commands inside the decision lock."""
 
 
 class InlineRuntime:
@@ -47,18 +55,11 @@ class InlineRuntime:
     def _start(self, namespace: str, options: MemoryOptions, *, recover: bool) -> None:
         store = self.store
         store.check_head(namespace)  # a broken log is reported, never extended
-        # Hydrate before taking the lease: a damaged log raises LogIntegrityError here, with
-        # nothing written at all (not even a lease row); what a writer appends in between is
-        # folded once the lease is held.
         self.live = LiveState(
             store, namespace, None, snapshot_key="inline", snapshot_every=options.snapshot_every
         )
-        self.keeper = LeaseKeeper(store, namespace, Holder.current("inline"))
-        try:
-            self.live.hold(self.keeper.lease)
-        except BaseException:
-            self.keeper.release()
-            raise
+        self.retry_conflicts = options.on_conflict == "retry"
+        self._contended_until = 0.0
         weights = WeightKeeper(namespace, options, self.live)
         self.roles: dict[RoleName, Role] = {
             name: weights if cls is WeightKeeper else cls(namespace, options, self.live)
@@ -76,7 +77,7 @@ class InlineRuntime:
         self._errors: list[BaseException] = []
         if recover:
             for role in self.roles.values():
-                role.recover()
+                pipeline.retrying_stale(role.recover, label="recover")
 
     @property
     def handles(self) -> Handles:
@@ -86,6 +87,15 @@ class InlineRuntime:
     def send(self, message: Message[R]) -> R:
         """Answer one message (by its flow, see ``stratagate.actors.pipeline``)."""
         return pipeline.run(message, self)
+
+    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
+        """The decision lock from a command's first lost race on, and for ``CONTENDED_S``
+        after it; nothing while this handle has not collided with another writer lately."""
+        now = time.monotonic()
+        if attempt == 0 and now >= self._contended_until:
+            return contextlib.nullcontext()
+        self._contended_until = now + CONTENDED_S
+        return self.store.taking_turns(self.live.namespace)
 
     def deliver(self, message: Message[Any]) -> Any:
         """Hand one message to its handler, serialised with every other delivery."""
@@ -104,7 +114,7 @@ class InlineRuntime:
     def _background(self, messages: tuple[Message[Any], ...]) -> None:
         for message in messages:
             try:
-                self.deliver(message)
+                pipeline.run_stage(self, message)
             except Exception as exc:  # kept for drain(): the job state is already durable
                 self._errors.append(exc)
                 return
@@ -120,7 +130,7 @@ class InlineRuntime:
         if errors:
             raise errors[0]
         for message in pipeline.DERIVED:
-            self.deliver(message)
+            pipeline.run_stage(self, message)
 
     def reload(self) -> None:
         """Nothing to do: the roles share the one live state the erasure folded again."""
@@ -132,20 +142,19 @@ class InlineRuntime:
             return [(self.live.state.position, self.live.state.digests())]
 
     def close(self, *, snapshot: bool) -> None:
-        """Stop the background worker, (durable mode) snapshot the read models, release."""
+        """Stop the background worker, (durable mode) snapshot the read models, close."""
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
         try:
             if snapshot:
-                with self._lock:
+                with self._lock, contextlib.suppress(StorageError):
+                    # a cache: one that cannot be written (a role that may only read, a full
+                    # disk) costs the next opener a replay, not this close
                     if self.live.state.position:
                         self.live.snapshot()
         finally:
-            try:
-                self.keeper.release()
-            finally:
-                self.store.close()
+            self.store.close()
 
 
 __all__ = ["InlineRuntime"]

@@ -30,6 +30,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -47,6 +48,7 @@ from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.errors import (
     DrainTimeoutError,
     RuntimeUnavailableError,
+    StaleHandleError,
     StorageConflictError,
     StrataGateError,
 )
@@ -131,7 +133,7 @@ class RoleActor:
         if isinstance(role, WeightKeeper):
             handlers[Reader] = Reader(live, role)
         if recover:
-            role.recover()
+            pipeline.retrying_stale(role.recover, label="recover")
         self.current = _Assignment(database, namespace, live, handlers, peers, live.state.position)
         return live.state.position
 
@@ -155,8 +157,11 @@ class RoleActor:
         if current is None or current.namespace != namespace:
             return False  # passivated meanwhile: drain or the next activation finishes the work
         first, rest = messages[0], messages[1:]
+        handler = current.handlers[handler_of(first)]
         try:
-            current.handlers[handler_of(first)].handle(first)
+            pipeline.retrying_stale(lambda: handler.handle(first), label=type(first).__name__)
+        except StaleHandleError:
+            pass  # other writers kept winning: they are doing this work
         except Exception as exc:  # the job state is durable; the caller sees it at drain()
             current.errors.append(exc)
             return False
@@ -514,6 +519,7 @@ class RayRuntime:
         self.namespace = namespace
         self.options = options
         self.recover = recover
+        self.retry_conflicts = options.on_conflict == "retry"
         self._auditor = Auditor(self.store, namespace, options, self._live_digests)
         self._pending: list[ray.ObjectRef[Any]] = []
         self._directory = directory(options.max_live_namespaces)
@@ -541,6 +547,10 @@ class RayRuntime:
     def send(self, message: Message[R]) -> R:
         """Answer one message (by its flow, see ``stratagate.actors.pipeline``)."""
         return pipeline.run(message, self)
+
+    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
+        """Nothing to take: each actor already decides one message at a time."""
+        return contextlib.nullcontext()
 
     def deliver(self, message: Message[Any]) -> Any:
         """Hand a message to the actor hosting its handler and wait (re-activating and

@@ -26,12 +26,20 @@ from sqlalchemy import inspect, text
 from stratagate.errors import (
     InvalidInputError,
     SchemaVersionError,
+    StaleHandleError,
     StorageConflictError,
     StorageError,
     StrataGateError,
 )
 from stratagate.store import open_store, schema
-from stratagate.store.records import GENESIS_HASH, EventStore, NewEvent, Snapshot, StoredEvent
+from stratagate.store.records import (
+    GENESIS_HASH,
+    EventStore,
+    Fence,
+    NewEvent,
+    Snapshot,
+    StoredEvent,
+)
 from stratagate.store.sql import SqlEventStore, open_event_store
 
 if TYPE_CHECKING:
@@ -133,6 +141,30 @@ def test_stale_expected_version_conflicts_naming_both_versions(store: SqlEventSt
         with pytest.raises(StorageConflictError, match=rf"version 2.*expected version {stale}"):
             store.append("ns", "s", [new(f"late-{stale}")], stale)
     assert store.count("ns") == 2 and store.stream_version("ns", "s") == 2
+
+
+def test_a_stale_writer_learns_where_and_appends_nothing(store: SqlEventStore) -> None:
+    store.append("ns", "s", batch("a", 2), 0)
+    with pytest.raises(StaleHandleError) as caught:
+        store.append("ns", "s", [new("late")], 1)
+    error = caught.value
+    assert (error.namespace, error.stream) == ("ns", "s")
+    assert (error.expected_version, error.actual_version) == (1, 2)
+    assert store.count("ns") == 2
+
+
+def test_a_fence_refuses_an_append_past_a_fenced_event(store: SqlEventStore) -> None:
+    store.append("ns", "ingest", batch("a", 2), 0)
+    seen = store.head("ns")
+    fence = Fence(seen, frozenset({"ThreadErased"}))
+    store.append("ns", "ingest", [new("fine")], 2, fence=fence)  # nothing fenced came after
+    store.append("ns", "weights", [NewEvent("erase", "ThreadErased", 1, "{}")], 0)
+    with pytest.raises(StaleHandleError, match=r"ThreadErased event .* after global position"):
+        store.append("ns", "ingest", [new("late")], 3, fence=fence)
+    assert store.stream_version("ns", "ingest") == 3
+    assert store.stream_version("ns", "ingest", at=seen) == 2
+    later = Fence(store.head("ns"), frozenset({"ThreadErased"}))
+    assert store.append("ns", "ingest", [new("after")], 3, fence=later)[0].stream_version == 4
 
 
 def test_expected_version_none_skips_the_check(store: SqlEventStore) -> None:
@@ -415,6 +447,38 @@ def test_an_older_layout_is_upgraded_in_one_transaction(
     with store.engine.connect() as conn:
         assert inspect(conn).has_table("upgraded_marker")
         assert conn.execute(text("SELECT value FROM stratagate_meta")).scalar() == str(current + 1)
+
+
+def test_head_sees_another_stores_appends_at_once(
+    store: SqlEventStore, reopen: Callable[..., SqlEventStore], sql_only: None
+) -> None:
+    """The head probe a handle asks before deciding never answers from an old snapshot."""
+    other = reopen()
+    assert store.head("ns") == 0
+    for n in range(1, 4):
+        rows = other.append("ns", "s", [new(f"e{n}")], n - 1)
+        assert store.head("ns") == rows[-1].global_position
+        assert store.stream_version("ns", "s") == n
+
+
+def test_taking_turns_lets_one_writer_decide_at_a_time(
+    store: SqlEventStore, reopen: Callable[..., SqlEventStore]
+) -> None:
+    other = reopen()
+    order: list[str] = []
+
+    def second() -> None:
+        with other.taking_turns("ns"):
+            order.append("second")
+
+    with store.taking_turns("ns"):
+        waiting = threading.Thread(target=second)
+        waiting.start()
+        waiting.join(0.3)
+        assert waiting.is_alive()  # it waits for its turn
+        order.append("first")
+    waiting.join(10)
+    assert order == ["first", "second"]
 
 
 def test_create_false_refuses_an_empty_database(backend: Backend, sql_only: None) -> None:
