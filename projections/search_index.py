@@ -660,7 +660,7 @@ class SearchIndex(ReadModel):
         model._raw = InvertedIndex.restore(data["raw"], removable=False)
         model.participants = {key: set(ids) for key, ids in data["participants"]}
         model.speakers = {key: set(ids) for key, ids in data["speakers"]}
-        model._raw_next = dict(data["raw_next"])
+        model._raw_next = dict(data.get("raw_next", ()))  # event_search v1 snapshots lack it
         model.event_types = {key: set(ids) for key, ids in data["event_types"]}
         model.element_names = {key: set(ids) for key, ids in data["element_names"]}
         model.element_types = {key: set(ids) for key, ids in data["element_types"]}

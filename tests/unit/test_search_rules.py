@@ -116,3 +116,11 @@ def test_query_phrases_cover_names_with_punctuation_and_han() -> None:
     } <= phrases
     assert "王磊" in phrases or "王磊面试" in phrases
     assert "" not in phrases
+
+
+def test_an_event_search_snapshot_from_before_replies_were_indexed_restores() -> None:
+    from projections.search_index import EventSearchIndex
+
+    older = EventSearchIndex().snapshot()
+    del older["raw_next"]  # event_search v1 snapshots were written without it
+    assert EventSearchIndex.restore(older).snapshot() == EventSearchIndex().snapshot()
