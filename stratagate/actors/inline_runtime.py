@@ -25,9 +25,11 @@ from stratagate.actors.reader import Reader
 from stratagate.actors.registry import ROLES, Handles, RoleName, handler_of
 from stratagate.actors.role import MessageHandler, Role
 from stratagate.actors.weight_keeper import WeightKeeper
+from stratagate.callbacks import is_local
 from stratagate.errors import DrainTimeoutError, StorageError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
+from stratagate.providers import KINDS, resolve
 from stratagate.store import EventStore, open_store
 
 R = TypeVar("R")
@@ -60,6 +62,7 @@ class InlineRuntime:
         )
         self.retry_conflicts = options.on_conflict == "retry"
         self._contended_until = 0.0
+        self._local_models = all(is_local(resolve(kind, getattr(options, kind))) for kind in KINDS)
         weights = WeightKeeper(namespace, options, self.live)
         self.roles: dict[RoleName, Role] = {
             name: weights if cls is WeightKeeper else cls(namespace, options, self.live)
@@ -88,12 +91,17 @@ class InlineRuntime:
         """Answer one message (by its flow, see ``stratagate.actors.pipeline``)."""
         return pipeline.run(message, self)
 
-    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
-        """The decision lock from a command's first lost race on, and for ``CONTENDED_S``
-        after it; nothing while this handle has not collided with another writer lately."""
+    def taking_turns(
+        self, attempt: int, *, stage: bool = False
+    ) -> AbstractContextManager[None] | None:
+        """The decision lock from a first lost race on, and for ``CONTENDED_S`` after it;
+        ``None`` while this handle has not collided with another writer lately, and for the
+        stages when a model runs outside this process (the lock is never held over a call)."""
+        if stage and not self._local_models:
+            return None
         now = time.monotonic()
         if attempt == 0 and now >= self._contended_until:
-            return contextlib.nullcontext()
+            return None
         self._contended_until = now + CONTENDED_S
         return self.store.taking_turns(self.live.namespace)
 

@@ -26,7 +26,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol, TypeVar
 
 from stratagate.anchors import Anchor
@@ -48,6 +48,7 @@ from stratagate.messages import (
     PlanImport,
     Processing,
     QueueProjections,
+    Refresh,
     ResumePending,
     RunProjections,
     SealReady,
@@ -99,21 +100,25 @@ def retrying_stale(
     *,
     label: str,
     attempts: int = CONFLICT_ATTEMPTS,
-    turns: Callable[[int], AbstractContextManager[None]] | None = None,
+    turns: Callable[[int], AbstractContextManager[None] | None] | None = None,
 ) -> R:
-    """``action()``, run again while it raises ``StaleHandleError`` (at most ``attempts``);
-    each attempt inside ``turns(attempt)`` when given (the runner's decision lock)."""
+    """``action()``, run again while it raises ``StaleHandleError`` (at most ``attempts``):
+    inside the lock ``turns(attempt)`` gives (the runner's decision lock: waiting for it is
+    the pause), else after a random pause."""
+    lock = None if turns is None else turns(0)
     for attempt in range(attempts):
         try:
-            if turns is None:
+            if lock is None:
                 return action()
-            with turns(attempt):
+            with lock:
                 return action()
         except StaleHandleError:
             if attempt == attempts - 1:
                 raise
             RETRIES[label] += 1
-            pause(attempt)
+            lock = None if turns is None else turns(attempt + 1)
+            if lock is None:
+                pause(attempt)
     raise AssertionError("unreachable")
 
 
@@ -127,9 +132,12 @@ class Runner(Protocol):
     """Whether a command that lost a race with another writer is decided again
     (``on_conflict="retry"``) or its ``StaleHandleError`` reaches the caller."""
 
-    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
-        """What a command's ``attempt`` runs inside: nothing while writers do not collide; the
-        namespace's decision lock once they did (``EventLog.taking_turns``)."""
+    def taking_turns(
+        self, attempt: int, *, stage: bool = False
+    ) -> AbstractContextManager[None] | None:
+        """The lock a command's (or a stage's) ``attempt`` runs inside: the namespace's decision
+        lock (``EventLog.taking_turns``) once writers collided; ``None`` while they do not, and
+        where the lock would be held over a model's call (a stage with remote models)."""
         ...
 
     def deliver(self, message: Message[Any]) -> Any:
@@ -161,7 +169,11 @@ def run_stage(run: Runner, stage: Message[Any]) -> Any:
     """Deliver a derived stage, run again after conflicts; when other writers keep winning, they
     are doing the work: nothing is reported (an empty result)."""
     try:
-        return retrying_stale(lambda: run.deliver(stage), label=type(stage).__name__)
+        return retrying_stale(
+            lambda: run.deliver(stage),
+            label=type(stage).__name__,
+            turns=lambda attempt: run.taking_turns(attempt, stage=True),
+        )
     except StaleHandleError:
         return []
 
@@ -276,7 +288,16 @@ FLOWS: dict[type[Message[Any]], Flow] = {
 def run(message: Message[R], runner: Runner) -> R:
     """Answer ``message``: by its flow, or by its handler alone."""
     flow = FLOWS.get(type(message))
-    result: R = deliver_command(runner, message) if flow is None else flow(message, runner)
+    if flow is None:
+        result: R = deliver_command(runner, message)
+        return result
+    # a flow that collided lately runs whole inside the decision lock (its stages take it
+    # again freely): one hand-over per command instead of one per stage
+    lock = runner.taking_turns(0, stage=True) if runner.retry_conflicts else None
+    if lock is not None:  # fold what the others wrote before queueing: not while they wait
+        runner.deliver(Refresh())
+    with lock or nullcontext():
+        result = flow(message, runner)
     return result
 
 

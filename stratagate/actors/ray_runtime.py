@@ -548,9 +548,11 @@ class RayRuntime:
         """Answer one message (by its flow, see ``stratagate.actors.pipeline``)."""
         return pipeline.run(message, self)
 
-    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
-        """Nothing to take: each actor already decides one message at a time."""
-        return contextlib.nullcontext()
+    def taking_turns(
+        self, attempt: int, *, stage: bool = False
+    ) -> AbstractContextManager[None] | None:
+        """No lock: each actor already decides one message at a time."""
+        return None
 
     def deliver(self, message: Message[Any]) -> Any:
         """Hand a message to the actor hosting its handler and wait (re-activating and

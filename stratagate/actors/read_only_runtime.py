@@ -9,7 +9,6 @@ raises ``ReadOnlyError``; the pipeline runs no follow-up that would append.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -61,9 +60,11 @@ class ReadOnlyRuntime:
         """Answer a query (by its flow, see ``stratagate.actors.pipeline``)."""
         return pipeline.run(message, self)
 
-    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
-        """Nothing to take: this memory writes nothing."""
-        return contextlib.nullcontext()
+    def taking_turns(
+        self, attempt: int, *, stage: bool = False
+    ) -> AbstractContextManager[None] | None:
+        """No lock: this memory writes nothing."""
+        return None
 
     def deliver(self, message: Message[Any]) -> Any:
         """Answer a query; a message for a writer role raises ``ReadOnlyError``."""

@@ -129,11 +129,10 @@ class SqlEventStore:
         event.listen(engine, "before_cursor_execute", self.counters.count_statement)
         self._probe = _HeadProbe(engine.url.database) if self._file_backed else None
         self._turns = _ENGINE_TURNS.setdefault(engine, threading.RLock())
-        self._writers = (
-            _WriterQueue(f"{engine.url.database}.writers")
-            if self._file_backed and not read_only
-            else None
-        )
+        self._writers = self._decisions = None
+        if self._file_backed and not read_only:
+            self._writers = _FileQueue(f"{engine.url.database}.writers")
+            self._decisions = _FileQueue(f"{engine.url.database}.turns")
         # One shared in-memory connection must not carry two threads' transactions at once.
         self._serial: AbstractContextManager[Any] = (
             threading.RLock() if is_shared_memory(engine) else nullcontext()
@@ -416,11 +415,11 @@ class SqlEventStore:
                             "SELECT pg_advisory_unlock(hashtextextended(%(key)s, 0))", key
                         )
             return
-        if self._probe is None:
+        if self._decisions is None:
             with self._turns:
                 yield
             return
-        with self._turns, _file_lock(f"{self._probe.path}.turns"):
+        with self._decisions.turn():
             yield
 
     def namespaces(self) -> list[str]:
@@ -713,8 +712,9 @@ class SqlEventStore:
         self._closed = True
         if self._probe is not None:
             self._probe.close()
-        if self._writers is not None:
-            self._writers.close()
+        for queue in (self._writers, self._decisions):
+            if queue is not None:
+                queue.close()
         self.engine.dispose()
 
     def _read_after(
@@ -825,25 +825,14 @@ _ENGINE_TURNS: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.Weak
 """One decision lock per engine: stores sharing a database in memory share it too."""
 
 
-@contextmanager
-def _file_lock(path: str) -> Iterator[None]:
-    """An exclusive ``flock`` on ``path`` (made 0600 when missing) while the block runs."""
-    try:
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:
-        raise StorageError(f"cannot open the decision lock {path}: {exc.strerror}") from exc
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)  # closing releases the lock
+class _FileQueue:
+    """An ``flock`` on one file beside a SQLite database, taken again freely by the thread that
+    holds it (a thread lock orders this process's own takers: ``flock`` is per open file).
 
-
-class _WriterQueue:
-    """Writers of one SQLite file queue on an ``flock`` before ``BEGIN IMMEDIATE``: the kernel
-    wakes the next one as soon as the lock is free, where SQLite's busy handler sleeps 1, 2,
-    5, 10 … 100 ms between its tries — which made two processes writing one file slower than
-    one. A thread lock orders this process's own writers (``flock`` is per open file)."""
+    Writers queue on ``<db>.writers`` before ``BEGIN IMMEDIATE``: the kernel wakes the next one
+    as soon as the lock is free, where SQLite's busy handler sleeps 1, 2, 5, 10 … 100 ms between
+    its tries — which made two processes writing one file slower than one. Deciders that
+    collided take turns on ``<db>.turns`` (``SqlEventStore.taking_turns``)."""
 
     def __init__(self, path: str) -> None:
         self.path = path

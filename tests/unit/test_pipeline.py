@@ -48,9 +48,12 @@ class RecordingRunner:
         self.started: list[tuple[Message[Any], ...]] = []
         self.reloads = 0
 
-    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
-        self.turns.append(attempt)
-        return contextlib.nullcontext()
+    def taking_turns(
+        self, attempt: int, *, stage: bool = False
+    ) -> AbstractContextManager[None] | None:
+        if not stage:
+            self.turns.append(attempt)
+        return contextlib.nullcontext() if attempt else None
 
     def deliver(self, message: Message[Any]) -> Any:
         self.delivered.append(message)
