@@ -28,7 +28,7 @@ from mcp.server import Server, ServerRequestContext
 from stratagate import __version__
 from stratagate.core.turn_input import IMPORT_THREAD_PREFIX
 from stratagate.errors import AccessDeniedError, InvalidInputError, StrataGateError
-from stratagate.integrations.http_guard import GuardSettings, HttpGuard, check_bind
+from stratagate.integrations.http_guard import GuardSettings, HttpGuard, Origins, check_bind
 from stratagate.integrations.tools import TOOLS, Tool, dump, find_tool
 from stratagate.memory import StrataGate, check_namespace
 
@@ -318,13 +318,15 @@ def run_stdio(pool: MemoryPool, wire: StdioWire) -> None:
         pool.close()
 
 
-def http_app(pool: MemoryPool, host: str, guard: GuardSettings) -> HttpGuard:
-    """The streamable HTTP app (``/mcp``, JSON responses) behind the guard."""
+def http_app(pool: MemoryPool, host: str, guard: GuardSettings) -> Origins:
+    """The streamable HTTP app (``/mcp``, JSON responses) behind the Host and Origin checks
+    (on every bind: the SDK's own only know 127.0.0.1, localhost and ::1) and the guard."""
+    check_bind(host, guard.token)
     server = build_server(pool)
     app = server.streamable_http_app(
         host=host, json_response=True, max_request_body_size=guard.max_body_bytes
     )
-    return HttpGuard(app, guard)
+    return Origins(HttpGuard(app, guard), host)
 
 
 def run_http(
@@ -333,7 +335,7 @@ def run_http(
     port: int,
     guard: GuardSettings,
     *,
-    beside: Callable[[HttpGuard], Any] | None = None,
+    beside: Callable[[Origins], Any] | None = None,
 ) -> None:
     """Serve over streamable HTTP until interrupted; the pool is closed afterwards. ``beside``
     wraps the app to serve more next to ``/mcp`` (``serve --ui``: the Memory UI)."""
