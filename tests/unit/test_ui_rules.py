@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stratagate.errors import InvalidInputError
-from stratagate.integrations.ui.api import MAX_LIMIT, MAX_SEARCH, Params, page
 from stratagate.integrations.http_guard import host_allowed, host_name, origin_allowed
+from stratagate.integrations.ui.api import MAX_LIMIT, MAX_SEARCH, Params, page
 
 
 @pytest.mark.parametrize(
