@@ -20,6 +20,7 @@ from stratagate.actors.reader import Reader
 from stratagate.actors.registry import ROLES, Handles, RoleName, handler_of
 from stratagate.actors.role import MessageHandler, Role
 from stratagate.actors.weight_keeper import WeightKeeper
+from stratagate.audit import refuse_damaged_log
 from stratagate.errors import DrainTimeoutError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
@@ -46,7 +47,7 @@ class InlineRuntime:
 
     def _start(self, namespace: str, options: MemoryOptions, *, recover: bool) -> None:
         store = self.store
-        store.check_head(namespace)  # a broken log is reported, never extended
+        refuse_damaged_log(store, namespace)  # the whole chain: never extend a broken log
         # Hydrate before taking the lease: a damaged log raises LogIntegrityError here, with
         # nothing written at all (not even a lease row); what a writer appends in between is
         # folded once the lease is held.

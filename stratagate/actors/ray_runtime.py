@@ -44,6 +44,7 @@ from stratagate.actors.reader import Reader
 from stratagate.actors.registry import ROLES, Handles, RoleName, handler_of, host_of
 from stratagate.actors.role import MessageHandler
 from stratagate.actors.weight_keeper import WeightKeeper
+from stratagate.audit import refuse_damaged_log
 from stratagate.errors import (
     DrainTimeoutError,
     RuntimeUnavailableError,
@@ -505,7 +506,7 @@ class RayRuntime:
     ) -> None:
         self.store: EventStore = open_store(database)
         try:
-            self.store.check_head(namespace)  # a broken log is reported, never extended
+            refuse_damaged_log(self.store, namespace)  # the whole chain: never extend a broken log
             ensure_ray(options.ray_address, options.ray_log_level)
         except BaseException:
             self.store.close()
