@@ -35,7 +35,13 @@ from typing import Any, TypeVar, cast
 
 import ray
 from ray.actor import ActorHandle
-from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+from ray.exceptions import (
+    GetTimeoutError,
+    ObjectLostError,
+    RayActorError,
+    RayError,
+    RayTaskError,
+)
 
 from stratagate.actors import pipeline
 from stratagate.actors.auditor import Auditor
@@ -562,10 +568,13 @@ class RayRuntime:
                 error = unwrap(exc)
                 if not isinstance(error, NotAssignedError) or attempt == CALL_ATTEMPTS - 1:
                     raise error from None
-            except RayActorError:
+            except (RayActorError, ObjectLostError) as exc:  # an actor or an object's owner died
                 if attempt == CALL_ATTEMPTS - 1:
-                    raise
-                with contextlib.suppress(RayActorError):  # one of its actors died: reassign
+                    raise RuntimeUnavailableError(
+                        f"the {role} actor of namespace {self.namespace!r} was lost "
+                        f"{CALL_ATTEMPTS} times ({type(exc).__name__})"
+                    ) from exc
+                with contextlib.suppress(RayError):  # one of its actors died: reassign
                     ray.get(self._directory.repair.remote(self.database, self.namespace))
             self._handles = self._activate()
         raise RuntimeUnavailableError("unreachable")  # pragma: no cover
@@ -593,8 +602,12 @@ class RayRuntime:
         except GetTimeoutError as exc:
             self._pending = pending
             raise DrainTimeoutError(f"background work still busy after {timeout} s") from exc
-        except RayActorError:
+        except (RayActorError, ObjectLostError):  # an actor, or a result's owner, died
             complete = False  # lost mid-run; the stages below finish the work
+        except RayError as exc:  # anything else Ray raises: typed, the cause kept
+            raise RuntimeUnavailableError(
+                f"Ray failed while draining namespace {self.namespace!r}: {type(exc).__name__}"
+            ) from exc
         if complete:
             return
         namespace = self.namespace
