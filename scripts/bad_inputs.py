@@ -204,7 +204,8 @@ def main() -> int:
     )
     for line in raw:
         print("  " + line)
-    write_report("bad_inputs", args.out, totals=dict(totals), raw=raw)
+    path = write_report("bad_inputs", args.out, totals=dict(totals), raw=raw)
+    print(f"wrote {path}")
     return 1 if raw else 0
 
 

@@ -103,7 +103,8 @@ def main() -> None:
                     }
                 )
     print_table(rows, ["events", "code", "open_ms", "open_cpu_ms", "read_only_ms", "chain_walk_ms"])
-    write_report("bench_open", args.out, rows=rows, repeat=args.repeat)
+    path = write_report("bench_open", args.out, rows=rows, repeat=args.repeat)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

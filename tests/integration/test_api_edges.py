@@ -52,10 +52,11 @@ ANY = st.recursive(
 NAMES = sorted(calls({"event": "e", "block": "b", "element": "x"}))
 
 
+@pytest.mark.parametrize("name", NAMES)
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(name=st.sampled_from(NAMES), which=st.integers(0, 20), value=ANY)
+@given(which=st.integers(0, 20), value=ANY)
 def test_any_value_for_any_argument_is_a_result_or_a_typed_error(
     memory: tuple[StrataGate, dict[str, str]], name: str, which: int, value: Any
 ) -> None:
