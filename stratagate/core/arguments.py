@@ -66,13 +66,15 @@ def check_flag(name: str, value: object) -> bool:
 
 
 def check_timeout(name: str, value: object) -> float | None:
-    """``None`` (no limit) or a finite number of seconds >= 0."""
+    """``None`` (no limit; so is infinity) or a number of seconds >= 0 (not NaN)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidInputError(f"{name} must be None or seconds, got {type(value).__name__}")
+    if value == math.inf:
+        return None  # no limit, as None says
     if not math.isfinite(value) or value < 0:
-        raise InvalidInputError(f"{name} must be finite seconds >= 0, got {value!r}")
+        raise InvalidInputError(f"{name} must be seconds >= 0, got {value!r}")
     return float(value)
 
 
