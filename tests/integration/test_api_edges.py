@@ -115,13 +115,18 @@ def test_pinned_and_drain_timeout_are_not_coerced(
     assert mem.revision == before
 
 
-@pytest.mark.parametrize("database", ["sqlite", "memory"])
-def test_ids_have_a_length_limit_and_no_nul_on_every_backend(tmp_path: Path, database: str) -> None:
-    mem = (
-        StrataGate.open(tmp_path / "ids.db", "ids")
-        if database == "sqlite"
-        else StrataGate.in_memory("ids")
-    )
+@pytest.mark.parametrize(
+    "database", ["sqlite", "memory", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_ids_have_a_length_limit_and_no_nul_on_every_backend(
+    tmp_path: Path, database: str, request: pytest.FixtureRequest
+) -> None:
+    if database == "postgres":  # a NUL was a StorageError there, stored on SQLite
+        mem = StrataGate.open(request.getfixturevalue("postgres_schema_url"), "ids")
+    elif database == "sqlite":
+        mem = StrataGate.open(tmp_path / "ids.db", "ids")
+    else:
+        mem = StrataGate.in_memory("ids")
     with mem:
         for bad in ("t\x00x", "x" * 10_000):
             for call, argument in (
