@@ -57,6 +57,9 @@ class ThreadRecord(Record):
     seal_status: Literal["running", "failed"] | None = None
     seal_attempts: int = 0
     seal_error: str | None = None
+    seal_worker: str | None = None
+    """Who claimed the running seal (``SealStarted.worker``)."""
+    seal_started_at: UtcDatetime | None = None
 
 
 class BlockRecord(Record):
@@ -112,7 +115,7 @@ class BlocksModel(ReadModel):
     """Threads, tails, blocks, message locations, receipts and block settings."""
 
     name = "blocks"
-    version = 3
+    version = 4
     """2: message locations as lists; 3: each receipt with its turn's content digest."""
 
     def __init__(self) -> None:
@@ -160,6 +163,8 @@ class BlocksModel(ReadModel):
         thread.seal_status = "running"
         thread.seal_attempts += 1
         thread.seal_error = None
+        thread.seal_worker = event.worker
+        thread.seal_started_at = event.at
 
     @handles(SealFailed)
     def _seal_failed(self, event: SealFailed, _: Recorded) -> None:

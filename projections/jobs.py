@@ -48,6 +48,8 @@ class ExtractionJobRecord(Record):
     last_error: str | None = None
     reason: str | None = None
     updated_at: UtcDatetime
+    worker: str | None = None
+    """Who claimed the job when it last started (``ExtractionStarted.worker``)."""
     skip_retried: bool = False
     """A skipped job is retried at most once on request (``retry_skipped``)."""
 
@@ -74,6 +76,8 @@ class ProjectionJobRecord(Record):
     last_error: str | None = None
     diagnostic: str | None = None
     updated_at: UtcDatetime
+    worker: str | None = None
+    """Who claimed the job when it last ran (``ProjectionClaimed.worker``)."""
 
     def view(self) -> ElementProjectionJob:
         return ElementProjectionJob(
@@ -91,6 +95,7 @@ class JobsModel(ReadModel):
     """Extraction jobs by block id, projection jobs by job id, and unqueued event groups."""
 
     name = "jobs"
+    version = 2
 
     def __init__(self) -> None:
         self.extraction: dict[str, ExtractionJobRecord] = {}
@@ -112,6 +117,7 @@ class JobsModel(ReadModel):
         job.status = "running"
         job.attempts = event.attempt
         job.updated_at = event.at
+        job.worker = event.worker
 
     @handles(ExtractionSucceeded)
     def _x_succeeded(self, event: ExtractionSucceeded, recorded: Recorded) -> None:
@@ -176,6 +182,7 @@ class JobsModel(ReadModel):
         job.attempts = event.attempt
         job.last_error = None
         job.updated_at = event.at
+        job.worker = event.worker
 
     @handles(ProjectionCompleted)
     def _p_completed(self, event: ProjectionCompleted, _: Recorded) -> None:

@@ -145,6 +145,12 @@ class AsyncStrataGate:
             self.sync.close,
         )
 
+    async def refresh(self) -> int:
+        """Catch up with what other handles (other processes) appended; returns how many"""
+        return await asyncio.to_thread(
+            self.sync.refresh,
+        )
+
     async def log_summary(self) -> LogSummary:
         """What the log holds of this namespace — presence, revision, last positions — read"""
         return await asyncio.to_thread(

@@ -31,8 +31,47 @@ class StorageConflictError(StrataGateError):
     """A writer's expected stream version is stale; nothing was overwritten."""
 
 
+class StaleHandleError(StorageConflictError):
+    """This handle decided on a state the log has moved past: another writer appended to the
+    same stream (``actual_version`` is past ``expected_version``), or erased content, after the
+    handle last looked (``position``). Nothing was appended; ``refresh()`` and decide again
+    (``on_conflict="retry"`` does both)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        namespace: str = "",
+        stream: str = "",
+        expected_version: int | None = None,
+        actual_version: int | None = None,
+        position: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.namespace = namespace
+        self.stream = stream
+        self.expected_version = expected_version
+        self.actual_version = actual_version
+        self.position = position
+
+    def __reduce__(self) -> tuple[object, ...]:  # keyword-only fields survive pickling (Ray)
+        return (_stale, (str(self), vars(self)))
+
+
+def _stale(message: str, fields: dict[str, object]) -> StaleHandleError:
+    error = StaleHandleError(message)
+    vars(error).update(fields)
+    return error
+
+
+class KeyRaceError(StorageConflictError):
+    """Another process stored a data key of the same name first: encode again with its key
+    (internal; the append that needed the key retries and never reaches the caller)."""
+
+
 class WriterBusyError(StorageConflictError):
-    """Another live process holds the namespace's write lease; open read-only or wait."""
+    """Another live holder keeps the namespace's Ray writer lease (the Ray directory's fence
+    for recycled actors); handles without Ray never raise it."""
 
 
 class FencedWriterError(StorageConflictError):
@@ -112,6 +151,7 @@ __all__ = [
     "ChainVerificationError",
     "DrainTimeoutError",
     "InvalidInputError",
+    "KeyRaceError",
     "LogFileError",
     "MasterKeyError",
     "ModelError",
@@ -121,6 +161,7 @@ __all__ = [
     "ReceiptConflictError",
     "RuntimeUnavailableError",
     "SchemaVersionError",
+    "StaleHandleError",
     "StorageConflictError",
     "StorageError",
     "StrataGateError",

@@ -78,6 +78,7 @@ from stratagate.messages import (
     Processing,
     Recall,
     RecordUse,
+    Refresh,
     ResumePending,
     Revision,
     SearchElements,
@@ -231,6 +232,14 @@ class StrataGate:
         return cls._start(database, check_namespace(namespace), opts, temp_dir=temp_dir)
 
     @classmethod
+    def prepare_database(cls, database: str | os.PathLike[str]) -> None:
+        """Create ``database``'s tables when it is new (a SQLite file and its directory, or the
+        tables in a PostgreSQL schema), touching no namespace: a server checks its database at
+        start this way and opens namespaces only on their first call."""
+        with open_event_store(database_url(database)):
+            pass
+
+    @classmethod
     def list_namespaces(cls, database: str | os.PathLike[str]) -> list[LogSummary]:
         """Every namespace with at least one logged event in ``database``, sorted, each with
         its revision and last position (read-only: nothing is opened for writing)."""
@@ -345,6 +354,13 @@ class StrataGate:
     def revision(self) -> int:
         """How many domain events the namespace has logged (monotonic)."""
         return self._send(Revision())
+
+    def refresh(self) -> int:
+        """Catch up with what other handles (other processes) appended; returns how many
+        events were folded. Reads catch up by themselves; a command decided before another
+        writer's append is refused with ``StaleHandleError`` (nothing appended) unless the
+        memory was opened with ``on_conflict="retry"``."""
+        return self._send(Refresh())
 
     def log_summary(self) -> LogSummary:
         """What the log holds of this namespace — presence, revision, last positions — read

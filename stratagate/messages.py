@@ -426,6 +426,10 @@ class HasReceipt(ViewRead[bool]):
     receipt_id: str
 
 
+class Refresh(Query[int]):
+    """Fold what other handles appended since this one last looked; answers how many events."""
+
+
 class GetStats(Query[NamespaceStats]):
     """Counts of everything in the namespace, its revision and when its last event was
     recorded."""
@@ -571,6 +575,7 @@ __all__ = [
     "Recall",
     "RecordBatch",
     "RecordUse",
+    "Refresh",
     "ResumePending",
     "Revision",
     "RunProjections",

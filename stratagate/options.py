@@ -14,6 +14,7 @@ from stratagate.providers import KINDS, Option, resolve
 from stratagate.timeutil import ensure_utc, utc_now
 
 Runtime = Literal["inline", "ray"]
+OnConflict = Literal["raise", "retry"]
 DEFAULT_BLOCK_TURN_SIZE = 12
 RAY_LOG_LEVELS = ("error", "warning", "info", "debug")
 
@@ -66,6 +67,11 @@ class MemoryOptions:
     max_message_chars: int = 65_536
     """The longest message content accepted (characters); a longer one is an
     ``InvalidInputError`` and nothing of its turn is appended."""
+    on_conflict: OnConflict = "raise"
+    """When another handle (another process) wrote the namespace after this one last looked,
+    a command's append is refused with ``StaleHandleError``: ``"raise"`` gives it to the caller
+    (nothing appended); ``"retry"`` catches up and decides the command again, up to
+    ``pipeline.CONFLICT_ATTEMPTS`` times (servers, the CLI and hooks use it)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -84,6 +90,10 @@ class MemoryOptions:
             raise InvalidInputError(
                 f"ray_log_level must be one of {', '.join(RAY_LOG_LEVELS)}, "
                 f"got {self.ray_log_level!r}"
+            )
+        if self.on_conflict not in ("raise", "retry"):
+            raise InvalidInputError(
+                f"on_conflict must be 'raise' or 'retry', got {self.on_conflict!r}"
             )
         if self.runtime not in ("inline", "ray"):
             raise InvalidInputError(f"runtime must be 'inline' or 'ray', got {self.runtime!r}")
@@ -137,6 +147,7 @@ __all__ = [
     "DEFAULT_BLOCK_TURN_SIZE",
     "RAY_LOG_LEVELS",
     "MemoryOptions",
+    "OnConflict",
     "Runtime",
     "new_id",
 ]

@@ -88,6 +88,8 @@ class Extractor(Role):
         """Run every ready extraction job; with no extractor configured, nothing happens."""
         self.refresh()
         retry_failed, retry_skipped = command.retry_failed, command.retry_skipped
+        if retry_failed:
+            self.recover()
         extractor = resolve("extractor", self.options.extractor)
         if extractor is None:
             return []
@@ -112,10 +114,26 @@ class Extractor(Role):
     def _extract(
         self, extractor: ExtractorModel, block_id: str, position: int, attempt: int
     ) -> list[EventCard]:
-        started = ExtractionStarted(block_id=block_id, attempt=attempt, at=self.options.now())
-        pending = [started] if is_local(extractor) else []  # see Sealer._seal
-        if not pending:
+        started = ExtractionStarted(
+            block_id=block_id, attempt=attempt, worker=self.worker_token(), at=self.options.now()
+        )
+        local = is_local(extractor)
+        pending = [started] if local else []  # see Sealer._seal
+        if not local:
             self._append(started)
+
+        def record(*events: DomainEvent) -> bool:
+            """Append the outcome: with the claim (local), or under it (a model's)."""
+            if local:
+                self._append(*pending, *events)
+                return True
+            return self._append_claimed(
+                lambda: events,
+                lambda error: ExtractionFailed(
+                    block_id=block_id, error=error, at=self.options.now()
+                ),
+            )
+
         view = self.view
         target = view.get_block(block_id)
         thread_id = target.thread_id
@@ -135,23 +153,20 @@ class Extractor(Role):
         try:
             result = validate_output(ExtractionResult, invoke(extractor, context), "extractor")
         except Exception as exc:
-            self._append(
-                *pending,
-                ExtractionFailed(block_id=block_id, error=error_text(exc), at=self.options.now()),
+            record(
+                ExtractionFailed(block_id=block_id, error=error_text(exc), at=self.options.now())
             )
             raise
         now = self.options.now()
         if not result.should_extract:
             reason = result.reason or "the extractor found nothing worth keeping"
-            self._append(*pending, ExtractionSkipped(block_id=block_id, reason=reason, at=now))
+            record(ExtractionSkipped(block_id=block_id, reason=reason, at=now))
             return []
         if not result.events:
             failure = ModelResponseError(
                 f"extractor returned no valid events: {result.reason or 'no reason given'}"
             )
-            self._append(
-                *pending, ExtractionFailed(block_id=block_id, error=error_text(failure), at=now)
-            )
+            record(ExtractionFailed(block_id=block_id, error=error_text(failure), at=now))
             raise failure
         existing = Taken(self.state.events.records)
         drawn = Taken(self.state.events.records)
@@ -165,8 +180,7 @@ class Extractor(Role):
             self._card(proposed, block_id, target.l5_raw, existing, now, strict=False)
             for proposed in namespace_event_ids(result.events, draw)
         ]
-        self._append(
-            *pending,
+        recorded = record(
             ExtractionSucceeded(
                 block_id=block_id,
                 reason=result.reason,
@@ -175,7 +189,7 @@ class Extractor(Role):
             ),
             *self._supersessions(cards, now),
         )
-        return [self.view.get_event(card.id) for card in cards]
+        return [self.view.get_event(card.id) for card in cards] if recorded else []
 
     def _card(
         self,
@@ -369,10 +383,13 @@ class Extractor(Role):
         return True
 
     def recover(self) -> int:
-        """Jobs found running at hydration become failed (interrupted), ready for a retry."""
+        """Jobs left running by a handle that is gone become failed (interrupted), ready for
+        a retry."""
         self.refresh()
         running = [
-            job.block_id for job in self.state.jobs.extraction.values() if job.status == "running"
+            job.block_id
+            for job in self.state.jobs.extraction.values()
+            if job.status == "running" and self.abandoned(job.worker, job.updated_at)
         ]
         for block_id in running:
             self._append(ExtractionInterrupted(block_id=block_id, at=self.options.now()))

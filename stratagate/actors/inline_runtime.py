@@ -2,11 +2,15 @@
 
 Deliveries are serialised by a lock (as a Ray actor's mailbox would serialise them); the
 pipeline's background work (``append_turn(wait=False)``) runs on one worker thread per
-namespace. The runtime owns its store connection; the auditor answers from it.
+namespace. The runtime owns its store connection; the auditor answers from it. It takes no
+lease: other handles, in this process or others, may write the namespace at the same time
+(each role refreshes before deciding; a lost race is a ``StaleHandleError``, see
+``stratagate.actors.pipeline``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -14,17 +18,16 @@ from typing import Any, TypeVar
 
 from stratagate.actors import pipeline
 from stratagate.actors.auditor import Auditor
-from stratagate.actors.lease_keeper import LeaseKeeper
 from stratagate.actors.live import LiveState
 from stratagate.actors.reader import Reader
 from stratagate.actors.registry import ROLES, Handles, RoleName, handler_of
 from stratagate.actors.role import MessageHandler, Role
 from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.audit import refuse_damaged_log
-from stratagate.errors import DrainTimeoutError
+from stratagate.errors import DrainTimeoutError, StorageError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
-from stratagate.store import EventStore, Holder, open_store
+from stratagate.store import EventStore, open_store
 
 R = TypeVar("R")
 
@@ -48,18 +51,10 @@ class InlineRuntime:
     def _start(self, namespace: str, options: MemoryOptions, *, recover: bool) -> None:
         store = self.store
         refuse_damaged_log(store, namespace)  # the whole chain: never extend a broken log
-        # Hydrate before taking the lease: a damaged log raises LogIntegrityError here, with
-        # nothing written at all (not even a lease row); what a writer appends in between is
-        # folded once the lease is held.
         self.live = LiveState(
             store, namespace, None, snapshot_key="inline", snapshot_every=options.snapshot_every
         )
-        self.keeper = LeaseKeeper(store, namespace, Holder.current("inline"))
-        try:
-            self.live.hold(self.keeper.lease)
-        except BaseException:
-            self.keeper.release()
-            raise
+        self.retry_conflicts = options.on_conflict == "retry"
         weights = WeightKeeper(namespace, options, self.live)
         self.roles: dict[RoleName, Role] = {
             name: weights if cls is WeightKeeper else cls(namespace, options, self.live)
@@ -77,7 +72,7 @@ class InlineRuntime:
         self._errors: list[BaseException] = []
         if recover:
             for role in self.roles.values():
-                role.recover()
+                pipeline.retrying_stale(role.recover, label="recover")
 
     @property
     def handles(self) -> Handles:
@@ -105,7 +100,7 @@ class InlineRuntime:
     def _background(self, messages: tuple[Message[Any], ...]) -> None:
         for message in messages:
             try:
-                self.deliver(message)
+                pipeline.run_stage(self, message)
             except Exception as exc:  # kept for drain(): the job state is already durable
                 self._errors.append(exc)
                 return
@@ -121,7 +116,7 @@ class InlineRuntime:
         if errors:
             raise errors[0]
         for message in pipeline.DERIVED:
-            self.deliver(message)
+            pipeline.run_stage(self, message)
 
     def reload(self) -> None:
         """Nothing to do: the roles share the one live state the erasure folded again."""
@@ -133,20 +128,19 @@ class InlineRuntime:
             return [(self.live.state.position, self.live.state.digests())]
 
     def close(self, *, snapshot: bool) -> None:
-        """Stop the background worker, (durable mode) snapshot the read models, release."""
+        """Stop the background worker, (durable mode) snapshot the read models, close."""
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
         try:
             if snapshot:
-                with self._lock:
+                with self._lock, contextlib.suppress(StorageError):
+                    # a cache: one that cannot be written (a role that may only read, a full
+                    # disk) costs the next opener a replay, not this close
                     if self.live.state.position:
                         self.live.snapshot()
         finally:
-            try:
-                self.keeper.release()
-            finally:
-                self.store.close()
+            self.store.close()
 
 
 __all__ = ["InlineRuntime"]

@@ -1,10 +1,14 @@
 """A role's window on the log: read models kept caught up, and appends with stale detection.
 
-Catch-up folds every event of the namespace in log order, whoever wrote it. An append is
-folded from the events in hand — no read, no decode; stored shapes are canonical when built
-(``stratagate.events.payloads``), so they fold exactly as replay's decoded copies — when the log
-shows nothing was written in between (the new rows chain onto the last row this state folded); otherwise the state
-catches up first. Appends carry the holder's writer lease, so a fenced writer's rows never land.
+Any number of handles, in any processes, may write one namespace. Each keeps its own folded
+state; before deciding, a role ``refresh``es it (a head probe, then a read of only what is new).
+An append carries the version of its stream the state showed (``expected_version``) and a fence
+against erasures after the state's position: if another writer got there first, the log's unique
+key and the fence refuse the append with ``StaleHandleError`` and nothing lands. An append that
+lands is folded from the events in hand — no read, no decode; stored shapes are canonical when
+built (``stratagate.events.payloads``), so they fold exactly as replay's decoded copies — once
+the state has caught up to the row before it. Under Ray, appends carry the actor's writer lease
+too, so a recycled actor's late rows never land.
 """
 
 from __future__ import annotations
@@ -14,12 +18,15 @@ from dataclasses import dataclass
 
 from projections.replay import PAGE_SIZE, apply_at, decode_at, hydrate, save_snapshot
 from projections.state import NamespaceState
-from stratagate.errors import FencedWriterError
-from stratagate.events import DomainEvent, Recorded
+from stratagate.errors import KeyRaceError
+from stratagate.events import ERASURE_TYPES, DomainEvent, Recorded
 from stratagate.events.codec import encode_all
 from stratagate.read.view import MemoryView
-from stratagate.store import GENESIS_HASH, EventStore, Lease, StoredEvent
+from stratagate.store import GENESIS_HASH, EventStore, Fence, Lease, NewEvent, StoredEvent
 from stratagate.store.keys import keys_for
+
+KEY_RACE_ATTEMPTS = 5
+"""How often an append encodes again after another writer stored a data key of a name first."""
 
 
 @dataclass
@@ -30,6 +37,9 @@ class LiveCounters:
     catch_up_reads: int = 0
     rows_caught_up: int = 0
     appends_folded_directly: int = 0
+    head_probes: int = 0
+    erasures_seen: int = 0
+    """Erasures other writers appended, each folded by a fresh rehydration."""
 
 
 class LiveState:
@@ -44,16 +54,12 @@ class LiveState:
         snapshot_key: str,
         snapshot_every: int = 1000,
         lease: Lease | None = None,
-        exclusive: bool = False,
     ) -> None:
         self.store = store
         self.namespace = namespace
         self.snapshot_key = snapshot_key
         self.snapshot_every = snapshot_every
         self.lease = lease
-        self.exclusive = exclusive and lease is not None
-        """Every writer of the namespace shares this state (inline, under its lease): nothing
-        can reach the log that was not folded here, so ``refresh`` has nothing to read."""
         self.counters = LiveCounters()
         self.keys = keys_for(store, namespace)
         self.components = components
@@ -68,13 +74,8 @@ class LiveState:
         self._handled = self.state.handled_types
         self._last_hash: str | None = GENESIS_HASH if self.state.position == 0 else None
         """Hash of the last row folded, when known (unknown after a snapshot restore)."""
-
-    def hold(self, lease: Lease) -> None:
-        """Append under ``lease`` from now on, as the namespace's only writer: fold what was
-        appended since hydration, then stop looking for other writers' rows."""
-        self.lease = lease
-        self._catch_up(until=None)
-        self.exclusive = True
+        self._versions: dict[str, int] = {}
+        """Each stream's version as of ``state.position`` (asked of the store on first use)."""
 
     def rehydrate(self) -> None:
         """Drop the cached keys and the folded state, and fold the log again (after an
@@ -82,13 +83,23 @@ class LiveState:
         self.keys.forget()
         self._hydrate()
 
+    def version(self, stream: str) -> int:
+        """The version of ``stream`` the state has folded: what an append to it expects."""
+        found = self._versions.get(stream)
+        if found is None:
+            found = self.store.stream_version(self.namespace, stream, at=self.state.position)
+            self._versions[stream] = found
+        return found
+
     @property
     def view(self) -> MemoryView:
         return MemoryView(self.state)
 
     def refresh(self) -> int:
-        """Fold what other writers appended since the last look; returns how many events."""
-        if self.exclusive:
+        """Fold what other writers appended since the last look; returns how many events.
+        Costs one head probe when nothing is new."""
+        self.counters.head_probes += 1
+        if self.store.head(self.namespace) <= self.state.position:
             return 0
         count = self._catch_up(until=None)
         if count:
@@ -97,41 +108,56 @@ class LiveState:
 
     def _catch_up(self, until: int | None) -> int:
         count = 0
+        erased = False
         while True:
             self.counters.catch_up_reads += 1
             rows = self.store.read(self.namespace, after=self.state.position, limit=PAGE_SIZE)
             for row in rows:
                 if until is not None and row.global_position > until:
-                    return count
+                    return self._after_catch_up(count, erased)
                 if row.event_type in self._handled:
                     apply_at(self.state, decode_at(row, self.keys))
                 else:  # a role's state holds only some models: no need to decode the rest
                     self.state.skip(row.global_position)
+                erased = erased or row.event_type in ERASURE_TYPES
+                self._versions[row.stream] = row.stream_version
                 self._last_hash = row.hash
                 count += 1
             self.counters.rows_caught_up += len(rows)
             if len(rows) < PAGE_SIZE:
-                return count
+                return self._after_catch_up(count, erased)
+
+    def _after_catch_up(self, count: int, erased: bool) -> int:
+        if erased:  # another writer destroyed keys: no plaintext or key of it may stay here
+            self.counters.erasures_seen += 1
+            self.rehydrate()
+        return count
 
     def append(
         self,
         stream: str,
         events: Sequence[DomainEvent],
         *,
-        expected_version: int,
         command_id: str,
+        expected_version: int | None = None,
         durable: bool = True,
     ) -> list[StoredEvent]:
-        """Append ``events`` atomically to ``stream`` and fold them (and anything before them)."""
-        ids = [f"{command_id}:{i}" for i in range(len(events))]
-        encoded = encode_all(events, ids, self.keys)
-        try:
-            rows = self.store.append(
-                self.namespace, stream, encoded, expected_version, lease=self.lease, durable=durable
-            )
-        except FencedWriterError:
-            self.exclusive = False  # another writer owns the namespace now: read what it wrote
-            raise
+        """Append ``events`` atomically to ``stream`` and fold them (and anything before them).
+
+        The append expects the stream at the version the state folded (or ``expected_version``)
+        and no erasure since the state's position; otherwise ``StaleHandleError``, nothing
+        appended."""
+        expected = self.version(stream) if expected_version is None else expected_version
+        fence = Fence(self.state.position, ERASURE_TYPES)
+        rows = self.store.append(
+            self.namespace,
+            stream,
+            self._encode(events, command_id),
+            expected,
+            lease=self.lease,
+            durable=durable,
+            fence=fence,
+        )
         if not rows:
             return rows
         first = rows[0]
@@ -139,13 +165,14 @@ class LiveState:
             return rows
         if first.prev_hash != self._last_hash:
             self._catch_up(until=first.global_position - 1)  # someone wrote in between
-        if first.prev_hash == self._last_hash:
+        if first.prev_hash == self._last_hash and first.global_position > self.state.position:
             for row, event in zip(rows, events, strict=True):
                 self.state.apply(
                     Recorded(
                         row.global_position, row.namespace, row.stream, row.stream_version, event
                     )
                 )
+            self._versions[stream] = rows[-1].stream_version
             self._last_hash = rows[-1].hash
             self.counters.appends_folded_directly += 1
         else:
@@ -153,9 +180,25 @@ class LiveState:
         self._maybe_snapshot()
         return rows
 
+    def _encode(self, events: Sequence[DomainEvent], command_id: str) -> list[NewEvent]:
+        """The rows of ``events``; encoded again with the winner's keys when another writer
+        stored a data key of the same name first."""
+        ids = [f"{command_id}:{i}" for i in range(len(events))]
+        for attempt in range(KEY_RACE_ATTEMPTS):
+            try:
+                return encode_all(events, ids, self.keys)
+            except KeyRaceError:
+                if attempt == KEY_RACE_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
     def snapshot(self) -> None:
-        """Write a snapshot of the current state now."""
-        save_snapshot(self.store, self.state, self.snapshot_key)
+        """Write a snapshot of the current state now (another writer's key race on the
+        snapshot's key costs one more try)."""
+        try:
+            save_snapshot(self.store, self.state, self.snapshot_key)
+        except KeyRaceError:
+            save_snapshot(self.store, self.state, self.snapshot_key)
         self.snapshot_position = self.state.position
 
     def _maybe_snapshot(self) -> None:

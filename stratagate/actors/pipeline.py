@@ -9,15 +9,26 @@ background a chain of nudges, each actor running its stage and passing the rest 
 
 Every stage is "do whatever is ready" (``DERIVED``), so running one twice, or after a crash,
 is safe; ``drain`` finishes them once more after waiting for the background.
+
+Other handles (other processes) may write the namespace too. A handler refreshes its state and
+decides; if another writer appended first, the append raises ``StaleHandleError`` with nothing
+written. A stage is then simply run again (it re-decides from the caught-up state) a bounded
+number of times — and if the namespace stays that busy, the other writers are doing the work.
+A command is re-run the same way when the runtime's ``retry_conflicts`` says so
+(``on_conflict="retry"``); otherwise the caller gets the error, as the reference does.
 """
 
 from __future__ import annotations
 
+import random
+import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from stratagate.anchors import Anchor
 from stratagate.callbacks import invoke
+from stratagate.errors import StaleHandleError
 from stratagate.formats.external_memory import Decision, ImportPlan, check_decision
 from stratagate.messages import (
     AddEvents,
@@ -64,11 +75,44 @@ def retrying(*, retry_skipped: bool) -> tuple[Message[Any], ...]:
     )
 
 
+CONFLICT_ATTEMPTS = 30
+"""How many times a stage, or a command under ``on_conflict="retry"``, is decided again after
+another writer appended first."""
+
+MAX_PAUSE_S = 0.1
+"""The longest pause before deciding again (jittered, doubling from 2 ms)."""
+
+RETRIES: Counter[str] = Counter()
+"""Decisions made again after a conflict, by message type (this process; for benchmarks)."""
+
+
+def pause(attempt: int) -> None:
+    """A random wait that grows with ``attempt``: writers that collided do not collide again."""
+    time.sleep(random.uniform(0, min(MAX_PAUSE_S, 0.002 * 2**attempt)))
+
+
+def retrying_stale(action: Callable[[], R], *, label: str, attempts: int = CONFLICT_ATTEMPTS) -> R:
+    """``action()``, run again while it raises ``StaleHandleError`` (at most ``attempts``)."""
+    for attempt in range(attempts):
+        try:
+            return action()
+        except StaleHandleError:
+            if attempt == attempts - 1:
+                raise
+            RETRIES[label] += 1
+            pause(attempt)
+    raise AssertionError("unreachable")
+
+
 class Runner(Protocol):
     """What a runtime lends a flow."""
 
     writes: bool
     """False for a read-only runtime: a flow then skips follow-up work that would append."""
+
+    retry_conflicts: bool
+    """Whether a command that lost a race with another writer is decided again
+    (``on_conflict="retry"``) or its ``StaleHandleError`` reaches the caller."""
 
     def deliver(self, message: Message[Any]) -> Any:
         """The answer of the handler of ``message`` (the registry's), now."""
@@ -86,6 +130,22 @@ class Runner(Protocol):
 Derived = tuple[list[MemoryBlock], list[EventCard], list[ElementCard]]
 
 
+def deliver_command(run: Runner, message: Message[Any]) -> Any:
+    """Deliver a caller's command, deciding it again after a conflict when the runtime retries."""
+    if not run.retry_conflicts:
+        return run.deliver(message)
+    return retrying_stale(lambda: run.deliver(message), label=type(message).__name__)
+
+
+def run_stage(run: Runner, stage: Message[Any]) -> Any:
+    """Deliver a derived stage, run again after conflicts; when other writers keep winning, they
+    are doing the work: nothing is reported (an empty result)."""
+    try:
+        return retrying_stale(lambda: run.deliver(stage), label=type(stage).__name__)
+    except StaleHandleError:
+        return []
+
+
 def _follow(run: Runner, processing: Processing, stages: Sequence[Message[Any]]) -> Derived:
     """Run the derived work as ``processing`` says; what it sealed, extracted and projected
     (nothing yet unless it ran now)."""
@@ -93,13 +153,13 @@ def _follow(run: Runner, processing: Processing, stages: Sequence[Message[Any]])
         run.start(stages)
     if processing != "wait":
         return [], [], []
-    sealed, events, elements = (run.deliver(stage) for stage in stages)
+    sealed, events, elements = (run_stage(run, stage) for stage in stages)
     return sealed, events, elements
 
 
 def append_turn(command: AppendTurn, run: Runner) -> AppendTurnResult:
     """The turn is durable first (the sealer's answer); then the derived work."""
-    ack: TurnAck = run.deliver(command)
+    ack: TurnAck = deliver_command(run, command)
     if ack.duplicate:
         return AppendTurnResult(duplicate=True)
     sealed, events, elements = _follow(run, command.processing, DERIVED)
@@ -114,7 +174,7 @@ def append_turn(command: AppendTurn, run: Runner) -> AppendTurnResult:
 
 def append_turns(command: AppendTurns, run: Runner) -> AppendTurnsResult:
     """One commit for the batch; then the derived work, unless every turn was a duplicate."""
-    acks: list[TurnAck] = run.deliver(command)
+    acks: list[TurnAck] = deliver_command(run, command)
     duplicates = sum(1 for ack in acks if ack.duplicate)
     result = AppendTurnsResult(turns=[ack.turn for ack in acks], duplicates=duplicates)
     if duplicates == len(acks):
@@ -135,8 +195,8 @@ def resume_pending(command: ResumePending, run: Runner) -> ResumePendingResult:
 
 def add_events(command: AddEvents, run: Runner) -> list[EventCard]:
     """The cards, then a projection job for them."""
-    cards: list[EventCard] = run.deliver(command)
-    run.deliver(QueueProjections())
+    cards: list[EventCard] = deliver_command(run, command)
+    run_stage(run, QueueProjections())
     return cards
 
 
@@ -151,15 +211,15 @@ def import_memory(command: ImportMemory, run: Runner) -> ImportResult:
         else check_decision(invoke(decide, planned.candidate, planned.matches), planned.matches)
         for planned in plan.items
     ]
-    result: ImportResult = run.deliver(ImportExternal(plan=plan, decisions=decisions))
+    result: ImportResult = deliver_command(run, ImportExternal(plan=plan, decisions=decisions))
     if result.added:
-        run.deliver(RunProjections())
+        run_stage(run, RunProjections())
     return result
 
 
 def erase(command: EraseThread | EraseEvent | EraseNamespace, run: Runner) -> ErasureReport:
     """Destroy the keys (the weight keeper), then have every host fold the log again."""
-    report: ErasureReport = run.deliver(command)
+    report: ErasureReport = deliver_command(run, command)
     run.reload()
     return report
 
@@ -168,10 +228,11 @@ def take_anchor(command: TakeAnchor, run: Runner) -> Anchor:
     """The anchor (the auditor); a signed one is logged too, unless the memory is read-only."""
     anchor: Anchor = run.deliver(command)
     if anchor.seal is not None and run.writes:
-        run.deliver(
+        deliver_command(
+            run,
             LogCheckpoint(
                 position=anchor.position, head_hash=anchor.head_hash, signature=anchor.seal
-            )
+            ),
         )
     return anchor
 
@@ -195,22 +256,27 @@ FLOWS: dict[type[Message[Any]], Flow] = {
 def run(message: Message[R], runner: Runner) -> R:
     """Answer ``message``: by its flow, or by its handler alone."""
     flow = FLOWS.get(type(message))
-    result: R = runner.deliver(message) if flow is None else flow(message, runner)
+    result: R = deliver_command(runner, message) if flow is None else flow(message, runner)
     return result
 
 
 __all__ = [
+    "CONFLICT_ATTEMPTS",
     "DERIVED",
     "FLOWS",
+    "RETRIES",
     "Flow",
     "Runner",
     "add_events",
     "append_turn",
     "append_turns",
+    "deliver_command",
     "erase",
     "import_memory",
     "resume_pending",
     "retrying",
+    "retrying_stale",
     "run",
+    "run_stage",
     "take_anchor",
 ]

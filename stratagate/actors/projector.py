@@ -81,6 +81,8 @@ class Projector(Role):
         local projector's job is queued, claimed and completed in one commit (see
         ``Sealer._seal``); a model's claim is durable before the model is called."""
         self.refresh()
+        if command.retry_failed:
+            self.recover()
         projector = resolve("element_projector", self.options.element_projector)
         touched: dict[str, None] = {}
         if projector is not None and is_local(projector):
@@ -118,23 +120,42 @@ class Projector(Role):
         before: list[DomainEvent],
     ) -> list[str]:
         """Claim a job, call the projector, record its result; returns the elements touched."""
-        claimed = ProjectionClaimed(job_id=job_id, attempt=attempt, at=self.options.now())
+        claimed = ProjectionClaimed(
+            job_id=job_id, attempt=attempt, worker=self.worker_token(), at=self.options.now()
+        )
         pending: list[DomainEvent] = [*before, claimed]
-        if not is_local(projector):
+        local = is_local(projector)
+        if not local:
             self._append(*pending)
             pending = []
         context = self._context(job_id, event_ids)
+
+        def failed(error: str) -> ProjectionFailed:
+            return ProjectionFailed(job_id=job_id, error=error, at=self.options.now())
+
         try:
             result = validate_output(
                 ElementProjectionResult, invoke(projector, context), "element_projector"
             )
         except Exception as exc:
-            failed = ProjectionFailed(job_id=job_id, error=error_text(exc), at=self.options.now())
-            self._append(*pending, failed)
+            failure = failed(error_text(exc))
+            if local:
+                self._append(*pending, failure)
+            else:
+                self._append_claimed(lambda: [failure], failed)
             raise
-        completed = self._completion(job_id, event_ids, result)
-        self._append(*pending, completed)
-        return touched_elements(completed.plan)
+        if local:
+            completed = self._completion(job_id, event_ids, result)
+            self._append(*pending, completed)
+            return touched_elements(completed.plan)
+        # planned again after each catch-up: other handles may have projected meanwhile
+        outcome: list[ProjectionCompleted] = []
+
+        def plan() -> list[DomainEvent]:
+            outcome[:] = [self._completion(job_id, event_ids, result)]
+            return [*outcome]
+
+        return touched_elements(outcome[0].plan) if self._append_claimed(plan, failed) else []
 
     @handles(ClaimProjection)
     def claim_next(self, command: ClaimProjection) -> ElementProjectionContext | None:
@@ -148,7 +169,12 @@ class Projector(Role):
         if job is None:
             return None
         self._append(
-            ProjectionClaimed(job_id=job.id, attempt=job.attempts + 1, at=self.options.now())
+            ProjectionClaimed(
+                job_id=job.id,
+                attempt=job.attempts + 1,
+                worker=self.worker_token(),
+                at=self.options.now(),
+            )
         )
         return self._context(job.id, job.source_event_ids)
 
@@ -231,9 +257,13 @@ class Projector(Role):
         return self.state.jobs.projection[job_id].view()
 
     def recover(self) -> int:
-        """Jobs found running at hydration become failed (interrupted)."""
+        """Jobs left running by a handle that is gone become failed (interrupted)."""
         self.refresh()
-        running = [j.id for j in self.state.jobs.projection.values() if j.status == "running"]
+        running = [
+            j.id
+            for j in self.state.jobs.projection.values()
+            if j.status == "running" and self.abandoned(j.worker, j.updated_at)
+        ]
         for job_id in running:
             self._append(ProjectionInterrupted(job_id=job_id, at=self.options.now()))
         return len(running)

@@ -54,6 +54,7 @@ from stratagate.audit import refuse_damaged_log
 from stratagate.errors import (
     DrainTimeoutError,
     RuntimeUnavailableError,
+    StaleHandleError,
     StorageConflictError,
     StrataGateError,
 )
@@ -138,7 +139,7 @@ class RoleActor:
         if isinstance(role, WeightKeeper):
             handlers[Reader] = Reader(live, role)
         if recover:
-            role.recover()
+            pipeline.retrying_stale(role.recover, label="recover")
         self.current = _Assignment(database, namespace, live, handlers, peers, live.state.position)
         return live.state.position
 
@@ -162,8 +163,11 @@ class RoleActor:
         if current is None or current.namespace != namespace:
             return False  # passivated meanwhile: drain or the next activation finishes the work
         first, rest = messages[0], messages[1:]
+        handler = current.handlers[handler_of(first)]
         try:
-            current.handlers[handler_of(first)].handle(first)
+            pipeline.retrying_stale(lambda: handler.handle(first), label=type(first).__name__)
+        except StaleHandleError:
+            pass  # other writers kept winning: they are doing this work
         except Exception as exc:  # the job state is durable; the caller sees it at drain()
             current.errors.append(exc)
             return False
@@ -521,6 +525,7 @@ class RayRuntime:
         self.namespace = namespace
         self.options = options
         self.recover = recover
+        self.retry_conflicts = options.on_conflict == "retry"
         self._auditor = Auditor(self.store, namespace, options, self._live_digests)
         self._pending: list[ray.ObjectRef[Any]] = []
         self._directory = directory(options.max_live_namespaces)

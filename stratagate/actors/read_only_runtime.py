@@ -33,6 +33,7 @@ class ReadOnlyRuntime:
 
     name = "read-only"
     writes = False
+    retry_conflicts = False
 
     def __init__(self, database: str, namespace: str, options: MemoryOptions) -> None:
         self.store = open_event_store(database, create=False, read_only=True)

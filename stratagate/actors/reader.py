@@ -26,6 +26,7 @@ from stratagate.messages import (
     PlanImport,
     Recall,
     RecordBatch,
+    Refresh,
     SearchElements,
     SearchEvents,
     SearchRaw,
@@ -69,6 +70,11 @@ class Reader(MessageHandler):
     def view_read(self, query: ViewRead[Any]) -> Any:
         """A plain read: the view method the query names, with its fields."""
         return getattr(self.view, query.read)(**query.arguments())
+
+    @handles(Refresh)
+    def refresh(self, _: Refresh) -> int:
+        """Catch up with the log now."""
+        return self.live.refresh()
 
     @handles(GetStats)
     def stats(self, _: GetStats) -> NamespaceStats:

@@ -4,15 +4,19 @@ version it expects, and a clock and ids."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Sequence
+from datetime import datetime
 from typing import Any, ClassVar, TypeVar
 
 from projections.state import NamespaceState
 from stratagate.actors.live import LiveState
+from stratagate.actors.pipeline import CONFLICT_ATTEMPTS, pause, retrying_stale
+from stratagate.errors import StaleHandleError
 from stratagate.events import DomainEvent
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
 from stratagate.read.view import MemoryView
+from stratagate.store.leases import Holder, claim_abandoned
 
 R = TypeVar("R")
 HandlerFn = Callable[[Any, Any], Any]
@@ -20,6 +24,10 @@ F = TypeVar("F", bound=HandlerFn)
 
 ID_ATTEMPTS = 1000
 """How many ids a role draws from the factory before giving up on finding an unused one."""
+
+ERASED_MEANWHILE = (
+    "erased while the model ran: its result may hold erased content and was not recorded"
+)
 
 
 def handles(*message_types: type[Message[Any]]) -> Callable[[F], F]:
@@ -76,9 +84,9 @@ class MessageHandler:
 class Role(MessageHandler):
     """One actor role of a namespace: the only writer of ``stream``.
 
-    ``version`` is the stream version this writer last saw itself write (or found at
-    hydration). Another writer appending to the same stream makes it stale: the next append
-    raises ``StorageConflictError`` and nothing is overwritten.
+    ``version`` is the version of its stream the role's state has folded. Another writer (a
+    handle in another process) appending to the same stream after the role last refreshed
+    makes it stale: the next append raises ``StaleHandleError`` and nothing is overwritten.
     """
 
     stream: ClassVar[str]
@@ -89,7 +97,10 @@ class Role(MessageHandler):
         self.namespace = namespace
         self.options = options
         self.live = live
-        self.version = live.store.stream_version(namespace, self.stream)
+
+    @property
+    def version(self) -> int:
+        return self.live.version(self.stream)
 
     @property
     def state(self) -> NamespaceState:
@@ -101,14 +112,47 @@ class Role(MessageHandler):
 
     def _append(self, *events: DomainEvent, durable: bool = True) -> None:
         """Append to this role's stream with the expected version, then fold."""
-        rows = self.live.append(
-            self.stream,
-            events,
-            expected_version=self.version,
-            command_id=new_command_id(),
-            durable=durable,
+        self.live.append(self.stream, events, command_id=new_command_id(), durable=durable)
+
+    def _append_claimed(
+        self,
+        result: Callable[[], Sequence[DomainEvent]],
+        failed: Callable[[str], DomainEvent],
+    ) -> bool:
+        """Append the result of a job this handle claimed and called a model for.
+
+        Other writers may have appended to the stream while the model ran: the claim makes the
+        job this handle's, so it catches up and appends ``result()`` (built again from the
+        caught-up state) — unless an erasure came in between: then the job is recorded as
+        ``failed`` and the result, which may hold erased content, is dropped. True when the
+        result was appended."""
+        erasures = self.live.counters.erasures_seen
+        for attempt in range(CONFLICT_ATTEMPTS):
+            if self.live.counters.erasures_seen != erasures:
+                retrying_stale(lambda: self._append(failed(ERASED_MEANWHILE)), label="claimed")
+                return False
+            try:
+                self._append(*result())
+                return True
+            except StaleHandleError:
+                if attempt == CONFLICT_ATTEMPTS - 1:
+                    raise
+                pause(attempt)
+                self.refresh()
+        raise AssertionError("unreachable")
+
+    def worker_token(self) -> str:
+        """How this process names itself in the claims it appends."""
+        return Holder.current().token()
+
+    def abandoned(self, worker: str | None, claimed_at: datetime | None) -> bool:
+        """Whether a running job claimed by ``worker`` at ``claimed_at`` may be recovered."""
+        age = (
+            float("inf")
+            if claimed_at is None
+            else (self.options.now() - claimed_at).total_seconds()
         )
-        self.version = rows[-1].stream_version if rows else self.version
+        return claim_abandoned(worker, age)
 
     def new_id(self, prefix: str, taken: Container[str] = ()) -> str:
         """An id from the caller's factory that the namespace does not hold yet.
@@ -128,7 +172,8 @@ class Role(MessageHandler):
         return self.live.refresh()
 
     def recover(self) -> int:
-        """Mark work found running at hydration as interrupted; returns how many jobs."""
+        """Mark running work whose claimer is gone (``abandoned``) as interrupted; returns
+        how many jobs."""
         return 0
 
 

@@ -158,9 +158,13 @@ class Sealer(Role):
         block_ids: list[str] = []
         taken = Taken(self.state.blocks.blocks)
         try:
+            if command.retry_failed:
+                self.recover()
             for thread in list(self.state.blocks.conversation_threads()):
                 if thread.seal_status == "failed" and not command.retry_failed:
                     continue
+                if thread.seal_status == "running":
+                    continue  # another handle claimed it (recover() frees abandoned claims)
                 chunks = [thread.tail[i : i + size] for i in range(0, len(thread.tail), size)]
                 for n, turns in enumerate(chunk for chunk in chunks if len(chunk) == size):
                     if not local:  # the state moves with each commit: look again
@@ -173,10 +177,13 @@ class Sealer(Role):
                     block_ids.append(events[-1].block_id)  # type: ignore[attr-defined]
                     if local:
                         pending.extend(events)
-                    else:
-                        self._append(events[-1])
+                    elif not self._record_claimed(events[-1:], thread, turns):
+                        block_ids.pop()  # erased meanwhile: recorded as failed
         except _SealFailure as failure:
-            self._append(*pending, *failure.events)
+            if local:
+                self._append(*pending, *failure.events)
+            else:
+                self._record_claimed(failure.events, thread, turns)
             raise failure.__cause__ from None  # type: ignore[misc]
         if pending:
             self._append(*pending)
@@ -200,6 +207,7 @@ class Sealer(Role):
             start_turn=start,
             end_turn=end,
             attempt=attempt,
+            worker=self.worker_token(),
             at=self.options.now(),
         )
         local = is_local(summarizer)
@@ -259,25 +267,37 @@ class Sealer(Role):
         )
         return self.view.block_entry(block_id)
 
+    def _record_claimed(
+        self, events: list[DomainEvent], thread: ThreadRecord, turns: list[TailTurn]
+    ) -> bool:
+        """Append a model seal's outcome under its claim (``Role._append_claimed``)."""
+        return self._append_claimed(
+            lambda: events, lambda error: self._failed(thread, turns, error)
+        )
+
+    def _failed(
+        self, thread: ThreadRecord, turns: list[TailTurn], error: str, *, interrupted: bool = False
+    ) -> SealFailed:
+        return SealFailed(
+            thread_id=thread.thread_id,
+            start_turn=turns[0].thread_turn if turns else 0,
+            end_turn=turns[-1].thread_turn if turns else 0,
+            error=error,
+            interrupted=interrupted,
+            at=self.options.now(),
+        )
+
     def recover(self) -> int:
-        """Seals found started at hydration become failed (interrupted)."""
+        """Seals left running by a handle that is gone become failed (interrupted)."""
         self.refresh()
         running = [
-            t for t in self.state.blocks.conversation_threads() if t.seal_status == "running"
+            t
+            for t in self.state.blocks.conversation_threads()
+            if t.seal_status == "running" and self.abandoned(t.seal_worker, t.seal_started_at)
         ]
+        size, _ = self.settings()
         for thread in running:
-            size, _ = self.settings()
-            turns = thread.tail[:size]
-            self._append(
-                SealFailed(
-                    thread_id=thread.thread_id,
-                    start_turn=turns[0].thread_turn if turns else 0,
-                    end_turn=turns[-1].thread_turn if turns else 0,
-                    error=INTERRUPTED,
-                    interrupted=True,
-                    at=self.options.now(),
-                )
-            )
+            self._append(self._failed(thread, thread.tail[:size], INTERRUPTED, interrupted=True))
         return len(running)
 
 

@@ -477,6 +477,12 @@ def add_serve(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="http: also serve the read-only Memory UI of the served namespaces at / (its JSON "
         "API at /api/v1; docs/UI.md)",
     )
+    serve.add_argument(
+        "--read-only",
+        action="store_true",
+        help="open the namespaces read-only: the tools that read answer (searches log no "
+        "batch), those that write answer ReadOnlyError",
+    )
     memory_options(serve, runtime_help="run the roles in the server process or as Ray actors")
 
 

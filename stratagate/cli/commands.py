@@ -42,7 +42,7 @@ from stratagate.cli.views import (
     stats_lines,
 )
 from stratagate.core.search_text import search_tokens
-from stratagate.errors import InvalidInputError, ReadOnlyError, UnknownIdError, WriterBusyError
+from stratagate.errors import InvalidInputError, ReadOnlyError, UnknownIdError
 from stratagate.formats.input_files import read_input_file
 from stratagate.memory import StrataGate
 from stratagate.messages import MAX_POSITION
@@ -111,19 +111,13 @@ def read_only_memory(database: str, namespace: str) -> Iterator[StrataGate]:
 @contextmanager
 def existing_memory(args: argparse.Namespace) -> Iterator[StrataGate]:
     """The memory of an existing namespace, for the commands that append to its log (a search
-    logs its batch, ``expand block`` its lift): they take the namespace's writer lease, so they
-    wait until no other memory or process (an ingest) has it open. Nobody's running jobs are
-    recovered."""
+    logs its batch, ``expand block`` its lift). Other processes (a server, an ingest) may write
+    it at the same time: a lost race is decided again (``on_conflict="retry"``). Nobody's
+    running jobs are recovered."""
     log_summary(args.database, args.namespace)
-    try:
-        memory = StrataGate.open(args.database, args.namespace, recover_on_open=False)
-    except WriterBusyError as exc:
-        raise WriterBusyError(
-            f"namespace {args.namespace!r} is open for writing in another memory or process "
-            f"(an ingest?); `{args.command}` appends to its log, so run it once that is done "
-            "(stats, history, replay, verify and expand event|element read without waiting)"
-        ) from exc
-    with memory:
+    with StrataGate.open(
+        args.database, args.namespace, recover_on_open=False, on_conflict="retry"
+    ) as memory:
         yield memory
 
 
@@ -133,7 +127,7 @@ def existing_memory(args: argparse.Namespace) -> Iterator[StrataGate]:
 def ingest(args: argparse.Namespace) -> int:
     """Append the turns of files not yet in their namespaces, several namespaces at once."""
     files = job_files(args.paths, args.namespace, thread_id=args.thread, limit=args.limit)
-    options = model_options(args.models)
+    options = {**model_options(args.models), "on_conflict": "retry"}  # a server may write too
     if args.block_turn_size is not None:
         options["block_turn_size"] = args.block_turn_size
     if args.ray_address is not None and args.runtime != "ray":

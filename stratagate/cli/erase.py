@@ -1,7 +1,8 @@
 """``stratagate erase …`` and ``stratagate namespaces drop``: irreversible erasure for operators.
 
-Both refuse to run without ``--yes``. ``erase`` opens the namespace's memory (it takes the
-writer lease, so it waits for an ingest to finish) and destroys data keys; ``namespaces drop``
+Both refuse to run without ``--yes``. ``erase`` opens the namespace's memory and destroys data
+keys (other processes writing the namespace meanwhile fold the erasure in and can no longer
+write back what it erased); ``namespaces drop``
 erases the whole namespace and, with ``--purge-rows``, then deletes every row of it, keeping
 one audit record in ``stratagate_purges``.
 """

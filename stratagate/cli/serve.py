@@ -1,7 +1,8 @@
 """``stratagate serve``: the memory's tools over MCP, on stdio or streamable HTTP (docs/AGENTS.md).
 
-The MCP SDK is an extra (``pip install 'stratagate[mcp]'``) imported only here. The server holds
-the writer lease of each namespace it opens until it stops.
+The MCP SDK is an extra (``pip install 'stratagate[mcp]'``) imported only here. The server opens
+each namespace on its first call and holds nothing that keeps other processes (another server,
+a hook, the CLI) from writing it: a lost race is decided again (``on_conflict="retry"``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from stratagate.cli.constants import ENV_TOKEN, EXIT_OK
 from stratagate.cli.ingest_job import NO_MODELS_NOTICE, model_options
 from stratagate.errors import InvalidInputError, StrataGateError
+from stratagate.memory import StrataGate
 
 
 class MissingExtraError(StrataGateError):
@@ -35,7 +37,7 @@ def allow_list(namespace: str, namespaces: str | None) -> frozenset[str]:
 
 def stop_on_sigterm() -> None:
     """SIGTERM stops the server as Ctrl-C does: the open memories are closed (their snapshot
-    taken, their writer lease released) before the process exits with status 0."""
+    taken) before the process exits with status 0."""
 
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(EXIT_OK)
@@ -53,7 +55,9 @@ def serve(args: argparse.Namespace) -> int:
         ) from exc
     from stratagate.integrations.http_guard import GuardSettings, check_bind
 
-    options: dict[str, Any] = model_options(args.models)
+    options: dict[str, Any] = {**model_options(args.models), "on_conflict": "retry"}
+    if args.read_only:
+        options = {"read_only": True}
     if args.block_turn_size is not None:
         options["block_turn_size"] = args.block_turn_size
     if args.ray_address is not None and args.runtime != "ray":
@@ -69,12 +73,9 @@ def serve(args: argparse.Namespace) -> int:
     elif args.ui:
         raise InvalidInputError("--ui needs --transport http (the UI is a web page)")
     wire = mcp_server.claim_stdio() if args.transport == "stdio" else None
+    if not args.read_only:  # fail now on an unusable database, not at the first call
+        StrataGate.prepare_database(args.database)
     pool = mcp_server.MemoryPool(args.database, args.namespace, allowed, options)
-    try:
-        pool.run(args.namespace, lambda memory: memory.turn)  # fail now, not at the first call
-    except BaseException:
-        pool.close()
-        raise
     stop_on_sigterm()
     if args.models == "none":
         print(f"stratagate: {NO_MODELS_NOTICE}", file=sys.stderr)

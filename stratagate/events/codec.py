@@ -160,6 +160,15 @@ def _retrieval_batch_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _claim_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 claims did not record their worker: unknown (``None``), recovered by age alone."""
+    return {**data, "worker": None}
+
+
+for _claim in ("SealStarted", "ExtractionStarted", "ProjectionClaimed"):
+    upcaster(_claim, 1)(_claim_v1_v2)
+
+
 __all__ = [
     "UPCASTERS",
     "canonical_json",

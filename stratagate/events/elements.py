@@ -22,12 +22,18 @@ class ProjectionQueued(DomainEvent):
 
 @register
 class ProjectionClaimed(DomainEvent):
-    """A job was claimed: the projector (or a caller's model loop) is working on it."""
+    """A job was claimed: the projector (or a caller's model loop) is working on it.
+    v2: records the claiming ``worker``."""
 
     stream = ELEMENTS
+    schema_version = 2
     type: Literal["ProjectionClaimed"] = "ProjectionClaimed"
     job_id: str
     attempt: int = Field(ge=1)
+    worker: str | None = None
+    """Who claimed it (``host:pid:start``, see ``stratagate.store.leases.Holder.token``): a
+    claim whose process is gone is recovered by the next handle; a live one is left alone.
+    v1 claims have none."""
 
 
 @register

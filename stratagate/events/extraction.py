@@ -12,12 +12,18 @@ from stratagate.events.payloads import CardData, MessageData, SummaryData
 
 @register
 class ExtractionStarted(DomainEvent):
-    """The extractor claimed a target block (its next block is sealed) and calls the model."""
+    """The extractor claimed a target block (its next block is sealed) and calls the model.
+    v2: records the claiming ``worker``."""
 
     stream = EXTRACTION
+    schema_version = 2
     type: Literal["ExtractionStarted"] = "ExtractionStarted"
     block_id: str
     attempt: int = Field(ge=1)
+    worker: str | None = None
+    """Who claimed it (``host:pid:start``, see ``stratagate.store.leases.Holder.token``): a
+    claim whose process is gone is recovered by the next handle; a live one is left alone.
+    v1 claims have none."""
 
 
 @register

@@ -30,14 +30,20 @@ class TurnAppended(DomainEvent):
 
 @register
 class SealStarted(DomainEvent):
-    """The sealer took the open tail's first block of turns and is calling the summarizer."""
+    """The sealer took the open tail's first block of turns and is calling the summarizer.
+    v2: records the claiming ``worker``."""
 
     stream = INGEST
+    schema_version = 2
     type: Literal["SealStarted"] = "SealStarted"
     thread_id: str | None
     start_turn: int
     end_turn: int
     attempt: int = Field(ge=1)
+    worker: str | None = None
+    """Who claimed it (``host:pid:start``, see ``stratagate.store.leases.Holder.token``): a
+    claim whose process is gone is recovered by the next handle; a live one is left alone.
+    v1 claims have none."""
 
 
 @register

@@ -142,7 +142,11 @@ class NamespaceErased(_Erasure):
     type: Literal["NamespaceErased"] = "NamespaceErased"
 
 
+ERASURE_TYPES: frozenset[str] = frozenset({"ThreadErased", "EventErased", "NamespaceErased"})
+"""The erasures: a writer's append is fenced against any that came after it decided."""
+
 __all__ = [
+    "ERASURE_TYPES",
     "AssessmentRecorded",
     "BatchKind",
     "EventArchived",

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import mcp_types as types
 import orjson
@@ -35,6 +35,9 @@ from stratagate.memory import StrataGate, check_namespace
 
 R = TypeVar("R")
 log = logging.getLogger("stratagate.mcp")
+
+BROWSABLE = frozenset({"search_events", "search_elements", "search_raw_memory"})
+"""The searches a read-only server answers from the memory's view (their batch is not logged)."""
 
 NAMESPACE_PROPERTY = {
     "type": "string",
@@ -82,11 +85,19 @@ class MemoryPool:
         return namespace
 
     def memory(self, namespace: str) -> StrataGate:
-        """The open memory of an allowed namespace (worker thread only)."""
+        """The open memory of an allowed namespace, opened on its first call (worker thread
+        only). Nothing is held that keeps other processes from writing it."""
         memory = self._memories.get(namespace)
         if memory is None:
             memory = StrataGate.open(self.database, namespace, **self.options)
             self._memories[namespace] = memory
+        return memory
+
+    def tool_target(self, memory: StrataGate, tool: Tool[Any]) -> StrataGate:
+        """What a tool runs on: the memory, or on a read-only server, for the searches, its
+        view (a search there logs no batch; the tools that write answer ``ReadOnlyError``)."""
+        if self.options.get("read_only") and tool.name in BROWSABLE:
+            return cast(StrataGate, memory.view())
         return memory
 
     def run(self, namespace: str, work: Callable[[StrataGate], R]) -> R:
@@ -159,7 +170,9 @@ async def call_tool(
         tool = find_tool(name)
         given = dict(arguments or {})
         namespace = pool.resolve(given.pop("namespace", None))
-        value = await pool.arun(namespace, lambda memory: tool.call(memory, given))
+        value = await pool.arun(
+            namespace, lambda memory: tool.call(pool.tool_target(memory, tool), given)
+        )
     except StrataGateError as exc:
         return tool_error(exc)
     except Exception as exc:  # a bug: the client still gets a typed answer, the log the trace

@@ -175,8 +175,9 @@ def dump(value: Any) -> Any:
 
 
 def hits_result(hits: Any) -> dict[str, Any]:
-    """A search's hits with the batch id it was logged as."""
-    return {"batch_id": hits.batch_id, "hits": dump(list(hits))}
+    """A search's hits with the batch id it was logged as (``None``: a view's search, which
+    logs nothing)."""
+    return {"batch_id": getattr(hits, "batch_id", None), "hits": dump(list(hits))}
 
 
 # -- the façade calls ------------------------------------------------------------------------

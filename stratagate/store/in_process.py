@@ -28,6 +28,7 @@ from stratagate.store.leases import DEFAULT_TTL_S, Holder, Lease, may_take_over
 from stratagate.store.records import (
     GENESIS_HASH,
     DataKey,
+    Fence,
     ImportedLog,
     LogFault,
     NewEvent,
@@ -37,10 +38,13 @@ from stratagate.store.records import (
 )
 from stratagate.store.validation import (
     check_batch,
+    check_fence,
     check_name,
     check_snapshot,
+    fence_crossed,
     is_count,
     replayed,
+    stale_version,
 )
 from stratagate.timeutil import format_utc, utc_now
 
@@ -103,6 +107,7 @@ class InProcessEventStore:
         *,
         lease: Lease | None = None,
         durable: bool = True,
+        fence: Fence | None = None,
     ) -> list[StoredEvent]:
         """Append all of ``events`` or none (see ``EventStore.append``); ``durable`` is moot."""
         check_name("namespace", namespace)
@@ -112,6 +117,7 @@ class InProcessEventStore:
                 f"expected_version must be an int >= 0 or None, not {expected_version!r}"
             )
         batch = check_batch(events)
+        check_fence(fence)
         with self._lock:
             self._ensure_open()
             if not batch:
@@ -128,10 +134,18 @@ class InProcessEventStore:
             space = self._namespaces.setdefault(namespace, _Namespace())
             current = space.versions.get(stream, 0)
             if expected_version is not None and expected_version != current:
-                raise StorageConflictError(
-                    f"stream {stream!r} of namespace {namespace!r} is at version {current}, "
-                    f"but the writer expected version {expected_version}"
+                raise stale_version(namespace, stream, expected_version, current)
+            if fence is not None:
+                crossed = next(
+                    (
+                        row.event_type
+                        for row in _after(space.rows, fence.position, None)
+                        if row.event_type in fence.event_types
+                    ),
+                    None,
                 )
+                if crossed is not None:
+                    raise fence_crossed(namespace, stream, fence, crossed)
             last = self._all[-1].global_position if self._all else 0
             rows = seal_batch(
                 batch,
@@ -172,12 +186,23 @@ class InProcessEventStore:
             self._ensure_open()
             return _after(self._all, after, limit)
 
-    def stream_version(self, namespace: str, stream: str) -> int:
+    def stream_version(self, namespace: str, stream: str, *, at: int | None = None) -> int:
         check_name("namespace", namespace)
         check_name("stream", stream)
         with self._lock:
             space = self._namespaces.get(namespace)
-            return space.versions.get(stream, 0) if space else 0
+            if space is None:
+                return 0
+            if at is None:
+                return space.versions.get(stream, 0)
+            return max(
+                (
+                    r.stream_version
+                    for r in space.rows
+                    if r.stream == stream and r.global_position <= at
+                ),
+                default=0,
+            )
 
     def head(self, namespace: str) -> int:
         check_name("namespace", namespace)
@@ -267,12 +292,14 @@ class InProcessEventStore:
 
     # -- data keys and erasure ---------------------------------------------------------------
 
-    def put_keys(self, keys: Sequence[DataKey]) -> None:
-        """Store new data keys (an id already stored is kept)."""
+    def put_keys(self, keys: Sequence[DataKey]) -> list[str]:
+        """Store new data keys; returns the ids already stored (kept as they were)."""
         with self._lock:
             self._ensure_open()
+            taken = [key.key_id for key in keys if (key.namespace, key.key_id) in self._keys]
             for key in keys:
                 self._keys.setdefault((key.namespace, key.key_id), key)
+            return taken
 
     def load_keys(self, namespace: str) -> list[DataKey]:
         """Every data key of ``namespace``, tombstones included."""

@@ -32,7 +32,7 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from stratagate.errors import LogIntegrityError, MasterKeyError, StorageError
+from stratagate.errors import KeyRaceError, LogIntegrityError, MasterKeyError, StorageError
 from stratagate.store.records import DataKey, KeyStore
 from stratagate.timeutil import format_utc, utc_now
 
@@ -212,10 +212,16 @@ class NamespaceKeys:
         if self._new:
             rows, self._new = self._new, []
             try:
-                self.keyring.store.put_keys(rows)
+                taken = self.keyring.store.put_keys(rows)
             except BaseException:
                 self.forget()  # keys that were not stored must not encrypt anything
                 raise
+            if taken:  # another process stored these names first: its keys are the ones
+                self.forget()
+                raise KeyRaceError(
+                    f"namespace {self.namespace!r}: data keys {sorted(taken)} were made by "
+                    "another writer first; encode again with them"
+                )
 
     def encrypt_blob(self, name: str, data: bytes) -> bytes:
         """``data`` (a snapshot) encrypted under the key ``name`` (random nonce), or ``data``

@@ -1,11 +1,14 @@
-"""Writer leases: who may append to a namespace now, and the epoch that fences everyone else.
+"""Who is writing: the processes behind claims, and the Ray directory's fenced leases.
 
-A namespace has at most one writer at a time: one process hosting its roles inline, or the
-Ray directory that activated its role actors. The writer holds a lease row (namespace, epoch,
-holder); every append it makes carries the lease, and the store refuses an append whose epoch
-is not the current one (``StorageConflictError``), so a late write from a stale holder — a
-process that lost its lease, or a recycled actor still finishing work for its previous
-namespace — never lands.
+Any number of handles may write a namespace (optimistically, see ``stratagate.actors.live``).
+Background jobs they start are claimed in the log with the claiming process's ``Holder.token``;
+a claim is recovered by another handle only once ``claim_abandoned`` says its process is gone.
+
+The Ray directory, which assigns pooled role actors to namespaces, holds a lease row per
+namespace it activated (namespace, epoch, holder); every append its actors make carries the
+lease, and the store refuses an append whose epoch is not the current one
+(``FencedWriterError``), so a late write from a recycled actor still finishing work for its
+previous namespace never lands.
 
 A lease is taken over only from a holder that is gone: on the same host, a holder whose process
 no longer exists (its pid is dead, or was reused by a process started later); on another host,
@@ -40,7 +43,21 @@ def _start_ticks(pid: int) -> int | None:
         return None
 
 
-_PROCESS_STARTED = _start_ticks(os.getpid()) or int(time.time() * 1000)
+_STARTED: dict[int, int] = {}
+
+
+def _process_started() -> int:
+    """When this process started (asked once per pid: a forked child is another process)."""
+    pid = os.getpid()
+    found = _STARTED.get(pid)
+    if found is None:
+        found = _STARTED[pid] = _start_ticks(pid) or int(time.time() * 1000)
+    return found
+
+
+CLAIM_TTL_S = 900.0
+"""A claim older than this is recovered whoever made it (a process on another host, whose
+liveness this one cannot see; or a call that never returned)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +72,21 @@ class Holder:
     @classmethod
     def current(cls, label: str = "") -> Holder:
         """This process."""
-        return cls(socket.gethostname(), os.getpid(), _PROCESS_STARTED, label)
+        return cls(socket.gethostname(), os.getpid(), _process_started(), label)
+
+    def token(self) -> str:
+        """``host:pid:started``, as claims in the log record their worker."""
+        return f"{self.host}:{self.pid}:{self.started}"
+
+    @classmethod
+    def from_token(cls, token: str) -> Holder | None:
+        """The holder a claim's worker names, or ``None`` when it is not a token."""
+        host, _, rest = token.rpartition(":")
+        host, _, pid = host.rpartition(":")
+        try:
+            return cls(host, int(pid), int(rest))
+        except ValueError:
+            return None
 
     def describe(self) -> str:
         kind = f"{self.label} " if self.label else ""
@@ -85,7 +116,7 @@ def holder_alive(holder: Holder, renewed_at: float, ttl_s: float, *, now: float)
 
 def _same_process_alive(holder: Holder) -> bool:
     if holder.pid == os.getpid():
-        return holder.started == _PROCESS_STARTED
+        return holder.started == _process_started()
     try:
         os.kill(holder.pid, 0)
     except ProcessLookupError:
@@ -113,4 +144,26 @@ def may_take_over(current: Holder, renewed_at: float, ttl_s: float, *, now: floa
     return not holder_alive(current, renewed_at, ttl_s, now=now)
 
 
-__all__ = ["DEFAULT_TTL_S", "Holder", "Lease", "holder_alive", "may_take_over"]
+def claim_abandoned(worker: str | None, age_s: float) -> bool:
+    """Whether a running job claimed by ``worker`` ``age_s`` seconds ago may be recovered: its
+    process is gone (on this host, exactly), it is older than ``CLAIM_TTL_S``, or its claim
+    names no worker (a v1 claim, from before several writers)."""
+    if worker is None or age_s > CLAIM_TTL_S:
+        return True
+    holder = Holder.from_token(worker)
+    if holder is None:
+        return True
+    if holder.host != socket.gethostname():
+        return False
+    return not _same_process_alive(holder)
+
+
+__all__ = [
+    "CLAIM_TTL_S",
+    "DEFAULT_TTL_S",
+    "Holder",
+    "Lease",
+    "claim_abandoned",
+    "holder_alive",
+    "may_take_over",
+]

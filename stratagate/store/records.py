@@ -101,6 +101,16 @@ class ImportedLog:
 
 
 @dataclass(frozen=True, slots=True)
+class Fence:
+    """A condition on the rest of the namespace for an append to land: no event of
+    ``event_types`` after ``position`` (the position the writer decided at). Another writer's
+    erasure behind a writer's back must not be undone by content the writer still holds."""
+
+    position: int
+    event_types: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class LogFault:
     """Where a namespace's stored log first goes wrong, and why (one line)."""
 
@@ -123,11 +133,13 @@ class EventLog(Protocol):
         *,
         lease: Lease | None = None,
         durable: bool = True,
+        fence: Fence | None = None,
     ) -> list[StoredEvent]:
         """Append all of ``events`` to ``stream`` of ``namespace`` or none of them.
 
         ``expected_version`` is the stream's current version as the writer knows it (0 for an
-        empty stream); a mismatch raises ``StorageConflictError``. ``None`` skips the check.
+        empty stream); a mismatch raises ``StaleHandleError`` (a ``StorageConflictError``), as
+        does an event ``fence`` forbids. ``None`` skips the check.
         Re-appending a batch whose event ids are already stored with the same content returns
         the stored rows and appends nothing (idempotent retry); the same id with different
         content raises ``StorageConflictError``. With ``lease`` the append lands only while the
@@ -144,8 +156,9 @@ class EventLog(Protocol):
         """Rows of every namespace with ``global_position > after``: the catch-up feed."""
         ...
 
-    def stream_version(self, namespace: str, stream: str) -> int:
-        """Number of events in the stream (0 when empty)."""
+    def stream_version(self, namespace: str, stream: str, *, at: int | None = None) -> int:
+        """Number of events in the stream (0 when empty); with ``at``, counting only rows at
+        or before global position ``at``."""
         ...
 
     def head(self, namespace: str) -> int:
@@ -218,9 +231,10 @@ class SnapshotStore(Protocol):
 class KeyStore(Protocol):
     """Data keys, kept outside the chained rows, and their destruction (erasure)."""
 
-    def put_keys(self, keys: Sequence[DataKey]) -> None:
-        """Store new data keys; a key id already stored is left as it is. Commits without
-        waiting for the disk: the append that uses the keys is a later, durable commit."""
+    def put_keys(self, keys: Sequence[DataKey]) -> list[str]:
+        """Store new data keys; a key id already stored is left as it is, and returned (another
+        process made a key of that name first). Commits without waiting for the disk: the
+        append that uses the keys is a later, durable commit."""
         ...
 
     def load_keys(self, namespace: str) -> list[DataKey]:
@@ -288,6 +302,7 @@ __all__ = [
     "DataKey",
     "EventLog",
     "EventStore",
+    "Fence",
     "ImportedLog",
     "KeyStore",
     "LeaseStore",

@@ -46,6 +46,8 @@ class Statements:
     read_all_limit: str
     namespace_lock: str | None
     next_positions: str | None
+    fence: str
+    """The first event of a fence's types past its position (``{types}``: quoted names)."""
 
 
 def statements(dialect: str) -> Statements:
@@ -111,6 +113,10 @@ def _build(
         read_all_limit=everything + limit,
         namespace_lock=namespace_lock,
         next_positions=next_positions,
+        fence=(
+            f"SELECT event_type FROM {events} WHERE namespace = {param('ns')} "
+            f"AND global_position > {param('after')} AND event_type IN ({{types}}) LIMIT 1"
+        ),
     )
 
 

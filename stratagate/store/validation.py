@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import orjson
 
-from stratagate.errors import InvalidInputError, StorageConflictError
-from stratagate.store.records import NewEvent, Snapshot, StoredEvent
+from stratagate.errors import InvalidInputError, StaleHandleError, StorageConflictError
+from stratagate.store.records import Fence, NewEvent, Snapshot, StoredEvent
 
 
 def replayed(
@@ -34,6 +34,41 @@ def replayed(
                 f"(namespace {old.namespace!r}, stream {old.stream!r}, type {old.event_type!r})"
             )
     return [stored[new.event_id] for new in batch]
+
+
+def stale_version(namespace: str, stream: str, expected: int, actual: int) -> StaleHandleError:
+    """The error of an append that expected ``stream`` at a version it has moved past."""
+    return StaleHandleError(
+        f"stream {stream!r} of namespace {namespace!r} is at version {actual}, but the writer "
+        f"expected version {expected}: another writer appended first, nothing was appended "
+        "(refresh and decide again)",
+        namespace=namespace,
+        stream=stream,
+        expected_version=expected,
+        actual_version=actual,
+    )
+
+
+def fence_crossed(namespace: str, stream: str, fence: Fence, found: str) -> StaleHandleError:
+    """The error of an append whose fence another writer's event crossed."""
+    return StaleHandleError(
+        f"a {found} event was appended to namespace {namespace!r} after global position "
+        f"{fence.position}, where this writer decided: nothing was appended "
+        "(refresh and decide again)",
+        namespace=namespace,
+        stream=stream,
+        position=fence.position,
+    )
+
+
+def check_fence(fence: object) -> None:
+    if fence is None:
+        return
+    if not isinstance(fence, Fence) or not is_count(fence.position):
+        raise InvalidInputError(f"fence must be a Fence with a position >= 0, not {fence!r}")
+    for name in fence.event_types:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise InvalidInputError(f"fence event types must be type names, not {name!r}")
 
 
 def is_count(value: object) -> bool:
@@ -99,4 +134,14 @@ def check_snapshot(snapshot: Snapshot) -> None:
         raise InvalidInputError("snapshot payload must be bytes")
 
 
-__all__ = ["check_batch", "check_name", "check_snapshot", "check_storable", "is_count", "replayed"]
+__all__ = [
+    "check_batch",
+    "check_fence",
+    "check_name",
+    "check_snapshot",
+    "check_storable",
+    "fence_crossed",
+    "is_count",
+    "replayed",
+    "stale_version",
+]

@@ -15,10 +15,11 @@ from stratagate import (
     AsyncStrataGate,
     InvalidInputError,
     ModelResponseError,
+    StaleHandleError,
+    StorageConflictError,
     StrataGate,
     StrataGateError,
     UnknownIdError,
-    WriterBusyError,
 )
 from tests.support.fakes import (
     CountingIds,
@@ -504,19 +505,95 @@ def test_audit_history_verify_and_time_travel(open_memory: Any) -> None:
     assert past.turn == 2
 
 
-def test_a_second_writer_is_refused_while_the_first_is_open(tmp_path: Any) -> None:
+def test_two_handles_write_one_namespace_and_see_each_other(tmp_path: Any) -> None:
     database = str(tmp_path / "two.db")
-    with StrataGate.open(database, "shared", block_turn_size=4) as first:
-        first.append_turn("from first", "ok")
-        revision = first.revision
-        with pytest.raises(WriterBusyError, match="open for writing by inline process"):
-            StrataGate.open(database, "shared")
-        first.append_turn("first goes on", "ok")  # the live writer is not disturbed
-        assert first.revision == revision + 1
-        assert [j for j in first.list_extraction_jobs() if j.status == "failed"] == []
-    with StrataGate.open(database, "shared") as second:  # closed: the next opener writes
-        second.append_turn("from second", "ok")
-        assert second.turn == 3 and second.verify().ok
+    with (
+        StrataGate.open(database, "shared", block_turn_size=2) as first,
+        StrataGate.open(database, "shared") as second,
+    ):
+        first.append_turn("from first about pnpm", "ok", thread_id="a")
+        second.append_turn("from second about yarn", "ok", thread_id="b")
+        # reads catch up by themselves: each handle finds the other's turn
+        hits = first.search_raw_memory("yarn")
+        assert hits[0].message.content == "from second about yarn"
+        second.append_turn("second again", "ok", thread_id="b")  # seals b's first block
+        assert [b.thread_id for b in first.list_blocks()] == ["b"]
+        first.append_turn("first again", "ok", thread_id="a")
+        assert second.turn == first.turn == 4
+        assert sorted(b.thread_id for b in second.list_blocks()) == ["a", "b"]
+        assert first.verify().ok and second.verify().ok
+        assert first.refresh() == 0  # nothing new since its last read
+    with StrataGate.open(database, "shared", read_only=True) as audit:
+        assert [r.type for r in audit.history()].count("TurnAppended") == 4
+        assert [r.type for r in audit.history()].count("BlockSealed") == 2
+
+
+def _meddling_clock(armed: list[Any]) -> Any:
+    """A clock that first runs what ``armed`` holds: another handle writes while this one is
+    deciding (the clock is read between a role's catch-up and its append)."""
+
+    def clock() -> datetime:
+        while armed:
+            armed.pop()()
+        return datetime.now(UTC)
+
+    return clock
+
+
+def test_a_stale_handle_appends_nothing_and_decides_again_when_asked(tmp_path: Any) -> None:
+    database = str(tmp_path / "stale.db")
+    armed: list[Any] = []
+    with StrataGate.open(database, "ns", block_turn_size=1) as other:
+        with StrataGate.open(database, "ns", clock=_meddling_clock(armed)) as stale:
+            stale.append_turn("we picked pnpm", "ok", thread_id="a")
+            block = stale.list_blocks()[0]
+            armed.append(lambda: other.append_turn("meanwhile", "ok", thread_id="b"))
+            with pytest.raises(StaleHandleError) as caught:
+                stale.expand_block(block.id, "raw")
+            error = caught.value
+            assert isinstance(error, StorageConflictError)
+            assert (error.namespace, error.stream) == ("ns", "ingest")
+            assert error.actual_version is not None and error.expected_version is not None
+            assert error.actual_version > error.expected_version
+            types = [r.type for r in other.history()]
+            assert "BlockLifted" not in types and types.count("TurnAppended") == 2
+            stale.expand_block(block.id, "raw")  # looked again: lands
+        with StrataGate.open(
+            database, "ns", clock=_meddling_clock(armed), on_conflict="retry"
+        ) as retrying:
+            armed.append(lambda: other.append_turn("meanwhile again", "ok", thread_id="b"))
+            retrying.expand_block(block.id, "raw")  # lost the race once, decided again
+        assert [r.type for r in other.history()].count("BlockLifted") == 2
+        assert other.verify().ok
+
+
+def test_a_model_seal_lands_after_another_handle_appended_meanwhile(tmp_path: Any) -> None:
+    """The claim makes the seal this handle's: a turn another handle appends to the same
+    stream while the summarizer runs does not throw the summary away."""
+    database = str(tmp_path / "claimed.db")
+    with StrataGate.open(database, "ns") as other:
+        calls: list[int] = []
+
+        def summarizer(messages: list[Any]) -> dict[str, Any]:
+            calls.append(len(messages))
+            other.append_turn(f"meanwhile {len(calls)}", "ok", thread_id="b")
+            return {
+                "l0_title": "Seal",
+                "l0_tags": ["seal"],
+                "l1_summary": "A sealed block.",
+                "l2_keypoints": ["sealed"],
+                "should_extract": False,
+            }
+
+        with StrataGate.open(database, "ns", block_turn_size=1, summarizer=summarizer) as mine:
+            result = mine.append_turn("hello", "world", thread_id="a")
+            assert result.sealed_block is not None and result.sealed_block.l0_title == "Seal"
+            assert calls == [2]
+            types = [r.type for r in mine.history()]  # thread b seals without a model
+            assert types.count("SealStarted") == types.count("BlockSealed") == 2
+            assert "SealFailed" not in types
+            assert [b.l0_title for b in mine.list_blocks() if b.thread_id == "a"] == ["Seal"]
+            assert mine.verify().ok
 
 
 def test_namespaces_are_isolated(open_memory: Any, tmp_path: Any) -> None:
@@ -582,3 +659,23 @@ def test_async_callbacks_are_awaited() -> None:
             return (await memory.list_blocks())[0].l0_title
 
     assert asyncio.run(from_async_code()) == "async title"
+
+
+def test_another_handles_erasure_is_never_written_back(tmp_path: Any) -> None:
+    """b holds a thread's turn in its read models when a erases the thread: b's next seal of
+    that thread carries the redaction, not the text it held."""
+    database = str(tmp_path / "erase.db")
+    with (
+        StrataGate.open(database, "ns", block_turn_size=2) as a,
+        StrataGate.open(database, "ns") as b,
+    ):
+        b.append_turn("my locker code is 4417", "noted", thread_id="t")
+        assert b.list_open_tail("t")[0].content == "my locker code is 4417"
+        a.erase_thread("t", reason="user asked")
+        b.append_turn("a later turn", "ok", thread_id="t")  # seals the thread's block
+        sealed = b.list_blocks("t")
+        assert len(sealed) == 1
+        assert all("4417" not in m.content for m in sealed[0].l5_raw)
+        assert "4417" not in sealed[0].l4_readable and "4417" not in sealed[0].l3_condensed
+        assert [h.message.content for h in a.search_raw_memory("locker")] == []
+        assert a.verify().ok and b.verify().ok

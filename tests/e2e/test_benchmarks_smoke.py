@@ -70,6 +70,19 @@ def test_bench_ingest_ingests_and_verifies(tmp_path: Path) -> None:
     assert round(catch_up_reads) <= 2
 
 
+def test_bench_concurrency_loses_and_doubles_nothing(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_concurrency", "--processes", "1,2", "--backends", "sqlite",
+                   "--turns", "12", "--block", "4")  # fmt: skip
+    rows = report["rows"]
+    assert [(r["backend"], r["processes"], r["turns"]) for r in rows] == [
+        ("sqlite", 1, 12),
+        ("sqlite", 2, 24),
+    ]
+    assert all(r["lost"] == r["doubled"] == 0 and r["verify"] == "ok" for r in rows)
+    assert rows[0]["retries_max"] == 0  # one process never loses a race
+    assert rows[1]["turns_per_s"] > 0 and rows[1]["p99_ms"] >= rows[1]["p50_ms"]
+
+
 def test_bench_ingest_batches_per_conversation_in_memory(tmp_path: Path) -> None:
     report = bench(
         tmp_path, "bench_ingest", "--conversations", "2", "--layout", "per-conversation",

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from stratagate.cli.demo import sample_turns
-from stratagate.errors import WriterBusyError
 from stratagate.memory import StrataGate
 from tests.support.mcp_client import (
     ENV,
@@ -295,16 +293,8 @@ def test_stdio_serves_the_ray_runtime(tmp_path: Path) -> None:
             assert (await call(client, "verify"))["ok"] is True
 
     anyio.run(session)
-    started = time.monotonic()
-    while True:  # the server's Ray processes hold the writer lease until they are gone
-        try:
-            memory = StrataGate.open(database, "default")
-            break
-        except WriterBusyError:
-            assert time.monotonic() - started < 60
-            time.sleep(0.5)
-    print(f"lease free after {time.monotonic() - started:.1f} s")
-    with memory:
+    # the server's Ray actors may still be winding down: an inline handle writes beside them
+    with StrataGate.open(database, "default") as memory:
         assert memory.turn == 6 and memory.verify().ok
 
 
@@ -331,3 +321,49 @@ def test_http_answers_bad_resources_and_odd_ids_with_json_rpc_errors(server: Htt
         assert answer.status_code == 400, (odd, answer.status_code, answer.text)
         error = answer.json()
         assert error["id"] is None and error["error"]["code"] == -32600, error
+
+
+def cli(database: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The CLI as its own process (beside the servers)."""
+    command = [*serve_argv(database)[:3], *argv, "--database", str(database)]
+    return subprocess.run(command, env={**ENV}, cwd=WORKTREE, capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+
+
+def test_two_stdio_servers_and_the_cli_share_one_namespace(tmp_path: Path) -> None:
+    """Two agent windows each start a server on one memory: both append, each finds the
+    other's turn; `stratagate search` and `stratagate ingest` work while they run; a
+    `--read-only` server reads beside them and refuses writes with a typed error."""
+    database = tmp_path / "memory.db"
+    turns = tmp_path / "turns.jsonl"
+    turns.write_bytes(orjson.dumps({"user": "the CLI chose ruff", "assistant": "ok"}) + b"\n")
+
+    async def windows() -> None:
+        async with (
+            stdio_client(database, "--block-turn-size", "2") as one,
+            stdio_client(database, "--block-turn-size", "2") as two,
+        ):
+            await call(one, "append_turn", user="window one prefers pnpm", assistant="ok")
+            await call(two, "append_turn", user="window two prefers yarn", assistant="ok")
+            found = await call(one, "search_raw_memory", query="yarn")
+            assert "window two prefers yarn" in found["hits"][0]["message"]["content"]
+            found = await call(two, "search_raw_memory", query="pnpm")
+            assert "window one prefers pnpm" in found["hits"][0]["message"]["content"]
+            searched = cli(database, "search", "pnpm", "--kind", "raw")
+            assert searched.returncode == 0 and "window one prefers pnpm" in searched.stdout
+            ingested = cli(database, "ingest", str(turns))
+            assert ingested.returncode == 0, ingested.stderr
+            found = await call(two, "search_raw_memory", query="ruff")
+            assert "the CLI chose ruff" in found["hits"][0]["message"]["content"]
+            async with stdio_client(database, "--read-only") as reader:
+                seen = await call(reader, "search_raw_memory", query="yarn")
+                assert "window two prefers yarn" in seen["hits"][0]["message"]["content"]
+                refused = await fail(reader, "append_turn", user="no", assistant="no")
+                assert refused.startswith("ReadOnlyError"), refused
+            for client in (one, two):
+                assert (await call(client, "verify"))["ok"] is True
+
+    anyio.run(windows)
+    with StrataGate.open(database, "default", read_only=True) as memory:
+        types = [r.type for r in memory.history()]
+        assert types.count("TurnAppended") == 3 and memory.verify().ok

@@ -174,3 +174,36 @@ def test_sigkill_of_a_recycled_actor_loses_nothing(ray_cluster: None, tmp_path: 
             texts += [m.content for m in memory.list_open_tail()]
             assert all((name == "beta") == t.startswith("beta") for t in texts if t != "ok")
             assert memory.verify().ok
+
+
+SECOND_DRIVER = """
+import sys
+from stratagate import StrataGate
+database, address = sys.argv[1:3]
+with StrataGate.open(database, "shared", runtime="ray", ray_address=address) as memory:
+    print(memory.handles.sealer._actor_id.hex(), flush=True)
+    memory.append_turn("from the second driver", "ok", thread_id="driver-2")
+    print(memory.turn, flush=True)
+"""
+
+
+def test_a_second_driver_talks_to_the_same_actors(ray_cluster: None, tmp_path: Path) -> None:
+    """Another process connected to the same Ray cluster finds the namespace's actors through
+    the named directory instead of starting its own, and its turn is this process's too."""
+    import subprocess
+    import sys
+
+    database = str(tmp_path / "drivers.db")
+    with StrataGate.open(database, "shared", runtime="ray") as memory:
+        memory.append_turn("from the first driver", "ok", thread_id="driver-1")
+        address = ray.get_runtime_context().gcs_address
+        done = subprocess.run(
+            [sys.executable, "-c", SECOND_DRIVER, database, address],
+            capture_output=True, text=True, timeout=300, check=False,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        actor, turns = done.stdout.split()
+        assert actor == memory.handles.sealer._actor_id.hex()
+        assert turns == "2" and memory.turn == 2
+        assert memory.verify().ok

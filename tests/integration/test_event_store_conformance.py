@@ -26,12 +26,20 @@ from sqlalchemy import inspect, text
 from stratagate.errors import (
     InvalidInputError,
     SchemaVersionError,
+    StaleHandleError,
     StorageConflictError,
     StorageError,
     StrataGateError,
 )
 from stratagate.store import open_store, schema
-from stratagate.store.records import GENESIS_HASH, EventStore, NewEvent, Snapshot, StoredEvent
+from stratagate.store.records import (
+    GENESIS_HASH,
+    EventStore,
+    Fence,
+    NewEvent,
+    Snapshot,
+    StoredEvent,
+)
 from stratagate.store.sql import SqlEventStore, open_event_store
 
 if TYPE_CHECKING:
@@ -133,6 +141,30 @@ def test_stale_expected_version_conflicts_naming_both_versions(store: SqlEventSt
         with pytest.raises(StorageConflictError, match=rf"version 2.*expected version {stale}"):
             store.append("ns", "s", [new(f"late-{stale}")], stale)
     assert store.count("ns") == 2 and store.stream_version("ns", "s") == 2
+
+
+def test_a_stale_writer_learns_where_and_appends_nothing(store: SqlEventStore) -> None:
+    store.append("ns", "s", batch("a", 2), 0)
+    with pytest.raises(StaleHandleError) as caught:
+        store.append("ns", "s", [new("late")], 1)
+    error = caught.value
+    assert (error.namespace, error.stream) == ("ns", "s")
+    assert (error.expected_version, error.actual_version) == (1, 2)
+    assert store.count("ns") == 2
+
+
+def test_a_fence_refuses_an_append_past_a_fenced_event(store: SqlEventStore) -> None:
+    store.append("ns", "ingest", batch("a", 2), 0)
+    seen = store.head("ns")
+    fence = Fence(seen, frozenset({"ThreadErased"}))
+    store.append("ns", "ingest", [new("fine")], 2, fence=fence)  # nothing fenced came after
+    store.append("ns", "weights", [NewEvent("erase", "ThreadErased", 1, "{}")], 0)
+    with pytest.raises(StaleHandleError, match=r"ThreadErased event .* after global position"):
+        store.append("ns", "ingest", [new("late")], 3, fence=fence)
+    assert store.stream_version("ns", "ingest") == 3
+    assert store.stream_version("ns", "ingest", at=seen) == 2
+    later = Fence(store.head("ns"), frozenset({"ThreadErased"}))
+    assert store.append("ns", "ingest", [new("after")], 3, fence=later)[0].stream_version == 4
 
 
 def test_expected_version_none_skips_the_check(store: SqlEventStore) -> None:

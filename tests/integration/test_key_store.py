@@ -26,9 +26,12 @@ def fill(store: Any, namespace: str) -> None:
 def test_keys_are_stored_once_and_listed_per_namespace(store: Any) -> None:
     fill(store, "one")
     fill(store, "two")
-    store.put_keys([key("one", "thread:a@1", b"x" * 32)])  # an id already stored is kept
+    # an id already stored is kept, and named: another writer made that key first
+    assert store.put_keys([key("one", "thread:a@1", b"x" * 32), key("one", "thread:c@1")]) == [
+        "thread:a@1"
+    ]
     keys = store.load_keys("one")
-    assert [k.key_id for k in keys] == ["thread:a@1", "thread:b@1"]
+    assert [k.key_id for k in keys] == ["thread:a@1", "thread:b@1", "thread:c@1"]
     assert keys[0].material == b"k" * 32 and keys[0].destroyed_at is None
 
 

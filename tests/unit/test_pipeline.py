@@ -12,6 +12,7 @@ import pytest
 
 from stratagate.actors import pipeline
 from stratagate.actors.pipeline import DERIVED
+from stratagate.errors import StaleHandleError
 from stratagate.messages import (
     AddEvents,
     AppendTurn,
@@ -39,6 +40,7 @@ class RecordingRunner:
     def __init__(self, answers: dict[type[Any], Any], *, writes: bool = True) -> None:
         self.answers = answers
         self.writes = writes
+        self.retry_conflicts = False
         self.delivered: list[Message[Any]] = []
         self.started: list[tuple[Message[Any], ...]] = []
         self.reloads = 0
@@ -126,3 +128,51 @@ def test_a_signed_anchor_is_logged_unless_read_only() -> None:
         runner = RecordingRunner({TakeAnchor: signed}, writes=writes)
         assert pipeline.run(TakeAnchor(), runner) is signed
         assert runner.delivered[1:] == logged
+
+
+class LosingRunner(RecordingRunner):
+    """Loses the race with another writer on the first ``losses`` deliveries of each type."""
+
+    def __init__(self, answers: dict[type[Any], Any], losses: int, *, retry: bool) -> None:
+        super().__init__(answers)
+        self.losses = losses
+        self.retry_conflicts = retry
+        self.lost: dict[type[Any], int] = {}
+
+    def deliver(self, message: Message[Any]) -> Any:
+        lost = self.lost.get(type(message), 0)
+        if lost < self.losses:
+            self.lost[type(message)] = lost + 1
+            self.delivered.append(message)
+            raise StaleHandleError("another writer appended first", namespace="ns")
+        return super().deliver(message)
+
+
+def test_a_lost_race_reaches_the_caller_unless_the_runtime_retries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pipeline, "pause", lambda attempt: None)
+    ack = TurnAck(turn=1, duplicate=False)
+    raising = LosingRunner({AppendTurn: ack}, losses=1, retry=False)
+    with pytest.raises(StaleHandleError):
+        pipeline.run(turn(), raising)
+    assert [type(m) for m in raising.delivered] == [AppendTurn]  # nothing followed
+    retrying = LosingRunner({AppendTurn: ack}, losses=2, retry=True)
+    result = pipeline.run(turn(), retrying)
+    assert result.turn == 1
+    # the command decided three times, then each stage twice lost and once answered
+    assert [type(m) for m in retrying.delivered] == [AppendTurn] * 3 + [
+        type(stage) for stage in DERIVED for _ in range(3)
+    ]
+
+
+def test_stages_that_keep_losing_leave_the_work_to_the_winners(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pipeline, "pause", lambda attempt: None)
+    runner = LosingRunner({AppendTurn: TurnAck(turn=1, duplicate=False)}, losses=10**6, retry=False)
+    runner.lost[AppendTurn] = 10**6  # the turn itself lands
+    result = pipeline.run(turn(), runner)
+    assert result.turn == 1 and result.sealed_block is None
+    stages = [type(m) for m in runner.delivered[1:]]  # after the turn
+    assert stages == [type(stage) for stage in DERIVED for _ in range(pipeline.CONFLICT_ATTEMPTS)]

@@ -6,8 +6,8 @@ It listens on a Unix socket in a private directory (``places.socket_path``), ans
 per connection, one at a time (a request is one JSON document; the reply too), and runs the work
 a reply need not wait for after sending it. An exclusive lock beside the socket lets only one
 server run per socket; a second one started in a race exits at once. After ``idle`` seconds
-without a request, or on SIGTERM, it closes its memories (their snapshot written, their writer
-lease released) and exits.
+without a request, or on SIGTERM, it closes its memories (their snapshot written) and exits.
+Other processes (an MCP server, the CLI) may write the same namespaces meanwhile.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ hook command runs it in its own process with ``--no-server``).
 - SessionStart: the session's block context.
 
 Every failure is a reply with exit status 1 and one line for stderr (never 2: that would block
-the user's prompt); a namespace another process holds for writing loses nothing: its turns wait
-in the transcript and a later run stores them.
+the user's prompt); a capture that cannot write loses nothing: its turns wait in the transcript
+and a later run stores them. Other processes (a server, another window's hook, the CLI) may
+write the same namespace meanwhile: memories are opened with ``on_conflict="retry"``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any, TextIO
 
 from stratagate.core.filters import MAX_QUERY_CHARS
 from stratagate.core.search_text import search_tokens
-from stratagate.errors import StrataGateError, WriterBusyError
+from stratagate.errors import StrataGateError
 from stratagate.integrations.hooks.capture import Captured, TranscriptError, capture, last_line_end
 from stratagate.integrations.hooks.context import prompt_context, session_context
 from stratagate.integrations.hooks.cursors import Cursor, CursorStore
@@ -48,10 +49,18 @@ from stratagate.memory import StrataGate
 from stratagate.options import MemoryOptions
 from stratagate.results import RawHit
 
-BUSY_BACKOFF = 10.0
-"""Seconds a namespace another process holds for writing is not tried again."""
 RECALL_SHARE = 2 / 3
 """The part of the token budget ``recall_context`` may fill; raw hits and blocks get the rest."""
+
+
+class _Waiting(StrataGateError):
+    """A capture stored nothing; its turns wait in the transcript for a later run."""
+
+    def __init__(self, cause: StrataGateError) -> None:
+        super().__init__(
+            f"{one_line(str(cause))}; this session's new turns wait in its transcript and a "
+            "later run stores them"
+        )
 
 
 class HookService:
@@ -64,45 +73,30 @@ class HookService:
         state_dir: Path,
         *,
         log: TextIO | None = None,
-        busy_backoff: float = BUSY_BACKOFF,
     ) -> None:
         self.database = database
-        self.options = dict(options)
+        self.options = {"on_conflict": "retry", **options}
         self.cursors = CursorStore(state_dir, database)
         self.max_chars = MemoryOptions().max_message_chars
         self.log = log
         self.memories: dict[str, StrataGate] = {}
         self._later: list[Callable[[], None]] = []
-        self.busy_backoff = busy_backoff
-        self._refused: dict[str, tuple[float, str]] = {}
         self._failed: dict[str, str] = {}
         """Per namespace, the model failure a background run met, until a capture reports it."""
 
     # -- memories ---------------------------------------------------------------------------
 
     def memory(self, namespace: str) -> StrataGate:
-        """The namespace's memory, opened (and its writer lease taken) on first use.
-
-        Opening restores the read models before it asks for the lease (seconds for a large
-        namespace), so a namespace found held by another writer is not tried again for
-        ``busy_backoff`` seconds: the hooks meanwhile hear at once that it is busy."""
+        """The namespace's memory, opened on first use (other processes may hold it open too)."""
         memory = self.memories.get(namespace)
-        if memory is not None:
-            return memory
-        refused = self._refused.get(namespace)
-        if refused is not None and time.monotonic() - refused[0] < self.busy_backoff:
-            raise WriterBusyError(refused[1])
-        try:
-            memory = StrataGate.open(self.database, namespace, **self.options)
-        except WriterBusyError as exc:
-            self._refused[namespace] = (time.monotonic(), str(exc))
-            raise
-        self._refused.pop(namespace, None)
-        self.memories[namespace] = memory
+        if memory is None:
+            memory = self.memories[namespace] = StrataGate.open(
+                self.database, namespace, **self.options
+            )
         return memory
 
     def close(self) -> None:
-        """Finish background work and close every memory (snapshot, lease released)."""
+        """Finish background work and close every memory (with a snapshot)."""
         while self.memories:
             _, memory = self.memories.popitem()
             try:
@@ -133,8 +127,6 @@ class HookService:
         """The reply to one request; an expected error is a reply with exit status 1."""
         try:
             return self._dispatch(event_from(request.event), request)
-        except WriterBusyError as exc:
-            return Reply(EXIT_ERROR, stderr=self._busy(request, exc))
         except StrataGateError as exc:
             return Reply(EXIT_ERROR, stderr=f"stratagate: {one_line(str(exc))}")
 
@@ -160,18 +152,6 @@ class HookService:
             self._later.append(lambda: self._capture_quietly(event, request))
         return reply
 
-    def _busy(self, request: Request, exc: WriterBusyError) -> str:
-        event = request.event.get("hook_event_name")
-        what = (
-            "this session's new turns wait in its transcript; a later run stores them"
-            if event in CAPTURE_EVENTS
-            else "nothing was recalled this time"
-        )
-        return (
-            f"stratagate: namespace {request.namespace!r} is open for writing in another "
-            f"process ({one_line(str(exc))}); {what}"
-        )
-
     # -- capture ----------------------------------------------------------------------------
 
     def _cursor(self, event: HookEvent, namespace: str) -> Cursor:
@@ -185,10 +165,10 @@ class HookService:
         stop = last_line_end(cursor.transcript)
         try:
             memory = self.memory(request.namespace)
-        except WriterBusyError:
+            captured = self._store(memory, cursor, stop, request)
+        except StrataGateError as exc:  # nothing stored: the turns wait in the transcript
             self.cursors.save(cursor.moved(stops=(*cursor.stops, stop), waiting=True))
-            raise
-        captured = self._store(memory, cursor, stop, request)
+            raise _Waiting(exc) from exc
         for other in self.cursors.waiting(request.namespace):
             if other.transcript != cursor.transcript:
                 self._later.append(partial(self._store_waiting, memory, other, request))

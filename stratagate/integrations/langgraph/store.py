@@ -10,7 +10,7 @@ puts in one batch are one import: all land or none.
 
 LangGraph namespace tuples are kept on each item (``("users", "alice")``); they scope gets,
 searches and ``list_namespaces`` here, while the StrataGate namespace is the unit of isolation,
-leases, export and erasure. ``search(query=...)`` ranks with the memory's own event search
+export and erasure. ``search(query=...)`` ranks with the memory's own event search
 (BM25 over jieba words and Han bigrams, structured rankings, RRF); items it does not rank, and
 unindexed ones (``index=False``), follow in most-recently-updated order with no score, as an
 embedding store lists what it could not embed. TTLs are not supported.

@@ -50,11 +50,10 @@ class NamespaceReader:
     def catch_up(self) -> None:
         """Learn what other processes appended since the last look (cost ∝ what is new).
 
-        Until ``StrataGate.refresh()`` lands, the moved revision (``log_summary``) is the cheap
-        signal: the read-only memory folds the new events at its next read by itself; an erasure
-        among them
-        (keys destroyed elsewhere) or a dropped namespace makes the memory re-open, so no copy of
-        erased text stays here (its past states and cached keys went with the old one).
+        The moved revision (``log_summary``) is the cheap signal: the read-only memory folds the
+        new events at its next read by itself; an erasure among them (keys destroyed elsewhere)
+        or a dropped namespace makes the memory re-open, so no copy of erased text stays here
+        (its past states and cached keys went with the old one).
         """
         summary = self.memory.log_summary()
         self.present = summary.present
