@@ -628,10 +628,31 @@ class RayRuntime:
                 raise errors[0]
 
     def _timed(self, role: RoleName, chain: tuple[Message[Any], ...], timeout: float) -> None:
-        try:
-            ray.get(self._handles[role].run_chain.remote(self.namespace, chain), timeout=timeout)
-        except GetTimeoutError as exc:
-            raise DrainTimeoutError(f"{role} still busy after the drain timeout") from exc
+        """``run_chain`` on a role's actor within ``timeout``; a lost actor is re-activated
+        and tried again as ``_on`` does (a raw ``ActorDiedError`` came out of ``drain``)."""
+        deadline = time.monotonic() + timeout
+        for attempt in range(CALL_ATTEMPTS):
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                ray.get(
+                    self._handles[role].run_chain.remote(self.namespace, chain), timeout=remaining
+                )
+                return
+            except GetTimeoutError as exc:
+                raise DrainTimeoutError(f"{role} still busy after the drain timeout") from exc
+            except RayTaskError as exc:
+                error = unwrap(exc)
+                if not isinstance(error, NotAssignedError) or attempt == CALL_ATTEMPTS - 1:
+                    raise error from None
+            except (RayActorError, ObjectLostError) as exc:
+                if attempt == CALL_ATTEMPTS - 1:
+                    raise RuntimeUnavailableError(
+                        f"the {role} actor of namespace {self.namespace!r} was lost "
+                        f"{CALL_ATTEMPTS} times ({type(exc).__name__})"
+                    ) from exc
+                with contextlib.suppress(RayError):
+                    ray.get(self._directory.repair.remote(self.database, self.namespace))
+            self._handles = self._activate()
 
     def _live_digests(self) -> list[tuple[int, dict[str, str]]]:
         """Each role actor's position and read-model digests."""
