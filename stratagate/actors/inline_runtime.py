@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from stratagate.actors import pipeline
@@ -30,6 +32,9 @@ from stratagate.options import MemoryOptions
 from stratagate.store import EventStore, open_store
 
 R = TypeVar("R")
+
+CONTENDED_S = 2.0
+"""How long after a lost race a handle keeps deciding its commands inside the decision lock."""
 
 
 class InlineRuntime:
@@ -55,6 +60,7 @@ class InlineRuntime:
             store, namespace, None, snapshot_key="inline", snapshot_every=options.snapshot_every
         )
         self.retry_conflicts = options.on_conflict == "retry"
+        self._contended_until = 0.0
         weights = WeightKeeper(namespace, options, self.live)
         self.roles: dict[RoleName, Role] = {
             name: weights if cls is WeightKeeper else cls(namespace, options, self.live)
@@ -82,6 +88,15 @@ class InlineRuntime:
     def send(self, message: Message[R]) -> R:
         """Answer one message (by its flow, see ``stratagate.actors.pipeline``)."""
         return pipeline.run(message, self)
+
+    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
+        """The decision lock from a command's first lost race on, and for ``CONTENDED_S``
+        after it; nothing while this handle has not collided with another writer lately."""
+        now = time.monotonic()
+        if attempt == 0 and now >= self._contended_until:
+            return contextlib.nullcontext()
+        self._contended_until = now + CONTENDED_S
+        return self.store.taking_turns(self.live.namespace)
 
     def deliver(self, message: Message[Any]) -> Any:
         """Hand one message to its handler, serialised with every other delivery."""

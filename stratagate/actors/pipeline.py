@@ -15,7 +15,9 @@ decides; if another writer appended first, the append raises ``StaleHandleError`
 written. A stage is then simply run again (it re-decides from the caught-up state) a bounded
 number of times — and if the namespace stays that busy, the other writers are doing the work.
 A command is re-run the same way when the runtime's ``retry_conflicts`` says so
-(``on_conflict="retry"``); otherwise the caller gets the error, as the reference does.
+(``on_conflict="retry"``) — from its first lost race on, and for a while after it, inside the
+namespace's decision lock, so writers that collide take turns instead of colliding again (the
+expected version still decides); otherwise the caller gets the error, as the reference does.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
 from stratagate.anchors import Anchor
@@ -91,11 +94,21 @@ def pause(attempt: int) -> None:
     time.sleep(random.uniform(0, min(MAX_PAUSE_S, 0.002 * 2**attempt)))
 
 
-def retrying_stale(action: Callable[[], R], *, label: str, attempts: int = CONFLICT_ATTEMPTS) -> R:
-    """``action()``, run again while it raises ``StaleHandleError`` (at most ``attempts``)."""
+def retrying_stale(
+    action: Callable[[], R],
+    *,
+    label: str,
+    attempts: int = CONFLICT_ATTEMPTS,
+    turns: Callable[[int], AbstractContextManager[None]] | None = None,
+) -> R:
+    """``action()``, run again while it raises ``StaleHandleError`` (at most ``attempts``);
+    each attempt inside ``turns(attempt)`` when given (the runner's decision lock)."""
     for attempt in range(attempts):
         try:
-            return action()
+            if turns is None:
+                return action()
+            with turns(attempt):
+                return action()
         except StaleHandleError:
             if attempt == attempts - 1:
                 raise
@@ -113,6 +126,11 @@ class Runner(Protocol):
     retry_conflicts: bool
     """Whether a command that lost a race with another writer is decided again
     (``on_conflict="retry"``) or its ``StaleHandleError`` reaches the caller."""
+
+    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
+        """What a command's ``attempt`` runs inside: nothing while writers do not collide; the
+        namespace's decision lock once they did (``EventLog.taking_turns``)."""
+        ...
 
     def deliver(self, message: Message[Any]) -> Any:
         """The answer of the handler of ``message`` (the registry's), now."""
@@ -134,7 +152,9 @@ def deliver_command(run: Runner, message: Message[Any]) -> Any:
     """Deliver a caller's command, deciding it again after a conflict when the runtime retries."""
     if not run.retry_conflicts:
         return run.deliver(message)
-    return retrying_stale(lambda: run.deliver(message), label=type(message).__name__)
+    return retrying_stale(
+        lambda: run.deliver(message), label=type(message).__name__, turns=run.taking_turns
+    )
 
 
 def run_stage(run: Runner, stage: Message[Any]) -> Any:

@@ -30,6 +30,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -553,6 +554,10 @@ class RayRuntime:
     def send(self, message: Message[R]) -> R:
         """Answer one message (by its flow, see ``stratagate.actors.pipeline``)."""
         return pipeline.run(message, self)
+
+    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
+        """Nothing to take: each actor already decides one message at a time."""
+        return contextlib.nullcontext()
 
     def deliver(self, message: Message[Any]) -> Any:
         """Hand a message to the actor hosting its handler and wait (re-activating and

@@ -9,8 +9,10 @@ raises ``ReadOnlyError``; the pipeline runs no follow-up that would append.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from stratagate.actors import pipeline
@@ -58,6 +60,10 @@ class ReadOnlyRuntime:
     def send(self, message: Message[R]) -> R:
         """Answer a query (by its flow, see ``stratagate.actors.pipeline``)."""
         return pipeline.run(message, self)
+
+    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
+        """Nothing to take: this memory writes nothing."""
+        return contextlib.nullcontext()
 
     def deliver(self, message: Message[Any]) -> Any:
         """Answer a query; a message for a writer role raises ``ReadOnlyError``."""

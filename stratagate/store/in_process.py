@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -81,6 +82,7 @@ class InProcessEventStore:
         self.counters = StoreCounters()
         self._clock = clock
         self._lock = threading.RLock()
+        self._turns = threading.RLock()
         self._namespaces: dict[str, _Namespace] = {}
         self._by_id: dict[str, StoredEvent] = {}
         self._all: list[StoredEvent] = []
@@ -185,6 +187,13 @@ class InProcessEventStore:
         with self._lock:
             self._ensure_open()
             return _after(self._all, after, limit)
+
+    @contextmanager
+    def taking_turns(self, namespace: str) -> Iterator[None]:
+        """The decision lock: this store lives in one process, so a thread lock."""
+        check_name("namespace", namespace)
+        with self._turns:
+            yield
 
     def stream_version(self, namespace: str, stream: str, *, at: int | None = None) -> int:
         check_name("namespace", namespace)

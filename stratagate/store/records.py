@@ -9,6 +9,7 @@ above it (``stratagate.events.codec``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -171,6 +172,12 @@ class EventLog(Protocol):
 
     def global_head(self) -> int:
         """The ``global_position`` of the last row of any namespace (0 when the log is empty)."""
+        ...
+
+    def taking_turns(self, namespace: str) -> AbstractContextManager[None]:
+        """Hold the namespace's decision lock while the block runs: writers that collided take
+        turns deciding (catch up, decide, append) instead of colliding again. Only a way to
+        avoid conflicts — the expected version still decides every append."""
         ...
 
     def namespaces(self) -> list[str]:

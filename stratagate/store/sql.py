@@ -8,11 +8,14 @@ the ``EventStore`` protocol of ``stratagate.store.records`` over the tables of
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import itertools
 import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
@@ -125,6 +128,12 @@ class SqlEventStore:
         self.counters = StoreCounters()
         event.listen(engine, "before_cursor_execute", self.counters.count_statement)
         self._probe = _HeadProbe(engine.url.database) if self._file_backed else None
+        self._turns = _ENGINE_TURNS.setdefault(engine, threading.RLock())
+        self._writers = (
+            _WriterQueue(f"{engine.url.database}.writers")
+            if self._file_backed and not read_only
+            else None
+        )
         # One shared in-memory connection must not carry two threads' transactions at once.
         self._serial: AbstractContextManager[Any] = (
             threading.RLock() if is_shared_memory(engine) else nullcontext()
@@ -381,6 +390,38 @@ class SqlEventStore:
         """The ``global_position`` of the last row of any namespace (0 when the log is empty)."""
         with self._transaction(write=False) as conn:
             return conn.execute(select(func.max(schema.events.c.global_position))).scalar() or 0
+
+    @contextmanager
+    def taking_turns(self, namespace: str) -> Iterator[None]:
+        """The namespace's decision lock (see ``EventLog.taking_turns``): an exclusive ``flock``
+        on ``<database>.turns`` for a SQLite file (processes of one machine), a session advisory
+        lock on PostgreSQL (any machine), a thread lock for a database in memory."""
+        check_name("namespace", namespace)
+        self._ensure_open()
+        if self._postgres:
+            with self.engine.connect() as conn:
+                conn.execution_options(isolation_level="AUTOCOMMIT")
+                key = {"key": f"stratagate turns {namespace}"}
+                try:
+                    conn.exec_driver_sql(
+                        "SELECT pg_advisory_lock(hashtextextended(%(key)s, 0))", key
+                    )
+                except SQLAlchemyError as exc:
+                    raise StorageError(f"taking the decision lock failed: {_detail(exc)}") from exc
+                try:
+                    yield
+                finally:
+                    with contextlib.suppress(SQLAlchemyError):
+                        conn.exec_driver_sql(
+                            "SELECT pg_advisory_unlock(hashtextextended(%(key)s, 0))", key
+                        )
+            return
+        if self._probe is None:
+            with self._turns:
+                yield
+            return
+        with self._turns, _file_lock(f"{self._probe.path}.turns"):
+            yield
 
     def namespaces(self) -> list[str]:
         """Every namespace with at least one row, sorted (by Python, not the DB's collation)."""
@@ -692,6 +733,8 @@ class SqlEventStore:
         self._closed = True
         if self._probe is not None:
             self._probe.close()
+        if self._writers is not None:
+            self._writers.close()
         self.engine.dispose()
 
     def _read_after(
@@ -745,7 +788,8 @@ class SqlEventStore:
             raise ReadOnlyError(
                 f"the event store {self.url} is open read-only: nothing was written"
             )
-        with self._serial:
+        queue = self._writers.turn() if write and self._writers is not None else nullcontext()
+        with self._serial, queue:
             try:
                 with self.engine.connect() as conn:
                     if write:
@@ -797,6 +841,67 @@ def _check_head(
     )
 
 
+_ENGINE_TURNS: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.WeakKeyDictionary()
+"""One decision lock per engine: stores sharing a database in memory share it too."""
+
+
+@contextmanager
+def _file_lock(path: str) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (made 0600 when missing) while the block runs."""
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise StorageError(f"cannot open the decision lock {path}: {exc.strerror}") from exc
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
+
+
+class _WriterQueue:
+    """Writers of one SQLite file queue on an ``flock`` before ``BEGIN IMMEDIATE``: the kernel
+    wakes the next one as soon as the lock is free, where SQLite's busy handler sleeps 1, 2,
+    5, 10 … 100 ms between its tries — which made two processes writing one file slower than
+    one. A thread lock orders this process's own writers (``flock`` is per open file)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self._descriptor: int | None = None
+        self._pid = 0
+        self._depth = 0
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth == 0:
+                self._acquire()
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._descriptor is not None:
+                    fcntl.flock(self._descriptor, fcntl.LOCK_UN)
+
+    def _acquire(self) -> None:
+        if self._descriptor is None or self._pid != os.getpid():  # a forked child: its own
+            try:
+                self._descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError:
+                self._descriptor = None  # cannot make it (a read-only directory): SQLite's queue
+                return
+            self._pid = os.getpid()
+        fcntl.flock(self._descriptor, fcntl.LOCK_EX)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._descriptor is not None and self._pid == os.getpid():
+                os.close(self._descriptor)
+            self._descriptor = None
+
+
 class _HeadProbe:
     """A SQLite file's namespace heads read on a connection of their own, in autocommit: a
     handle asks before every decision whether another process appended, and through the pool
@@ -817,10 +922,12 @@ class _HeadProbe:
                         self.path, isolation_level=None, check_same_thread=False, timeout=30
                     )
                     self._pid = os.getpid()
-                row = self._conn.execute(self._sql, (namespace,)).fetchone()
+                # fetchall finishes the statement: one left open would keep its read
+                # transaction, and every later probe would see that old snapshot
+                rows = self._conn.execute(self._sql, (namespace,)).fetchall()
             except sqlite3.Error as exc:
                 raise StorageError(f"reading the head of {namespace!r} failed: {exc}") from exc
-        return int(row[0]) if row else 0
+        return int(rows[0][0]) if rows else 0
 
     def close(self) -> None:
         with self._lock:

@@ -449,6 +449,38 @@ def test_an_older_layout_is_upgraded_in_one_transaction(
         assert conn.execute(text("SELECT value FROM stratagate_meta")).scalar() == str(current + 1)
 
 
+def test_head_sees_another_stores_appends_at_once(
+    store: SqlEventStore, reopen: Callable[..., SqlEventStore], sql_only: None
+) -> None:
+    """The head probe a handle asks before deciding never answers from an old snapshot."""
+    other = reopen()
+    assert store.head("ns") == 0
+    for n in range(1, 4):
+        rows = other.append("ns", "s", [new(f"e{n}")], n - 1)
+        assert store.head("ns") == rows[-1].global_position
+        assert store.stream_version("ns", "s") == n
+
+
+def test_taking_turns_lets_one_writer_decide_at_a_time(
+    store: SqlEventStore, reopen: Callable[..., SqlEventStore]
+) -> None:
+    other = reopen()
+    order: list[str] = []
+
+    def second() -> None:
+        with other.taking_turns("ns"):
+            order.append("second")
+
+    with store.taking_turns("ns"):
+        waiting = threading.Thread(target=second)
+        waiting.start()
+        waiting.join(0.3)
+        assert waiting.is_alive()  # it waits for its turn
+        order.append("first")
+    waiting.join(10)
+    assert order == ["first", "second"]
+
+
 def test_create_false_refuses_an_empty_database(backend: Backend, sql_only: None) -> None:
     with pytest.raises(StorageError):
         open_event_store(backend.database, create=False)

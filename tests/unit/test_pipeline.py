@@ -4,7 +4,9 @@ what it leaves to the background, and the outcome it makes."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,9 +43,14 @@ class RecordingRunner:
         self.answers = answers
         self.writes = writes
         self.retry_conflicts = False
+        self.turns: list[int] = []
         self.delivered: list[Message[Any]] = []
         self.started: list[tuple[Message[Any], ...]] = []
         self.reloads = 0
+
+    def taking_turns(self, attempt: int) -> AbstractContextManager[None]:
+        self.turns.append(attempt)
+        return contextlib.nullcontext()
 
     def deliver(self, message: Message[Any]) -> Any:
         self.delivered.append(message)
@@ -160,6 +167,7 @@ def test_a_lost_race_reaches_the_caller_unless_the_runtime_retries(
     retrying = LosingRunner({AppendTurn: ack}, losses=2, retry=True)
     result = pipeline.run(turn(), retrying)
     assert result.turn == 1
+    assert retrying.turns == [0, 1, 2]  # each decision asked for its turn
     # the command decided three times, then each stage twice lost and once answered
     assert [type(m) for m in retrying.delivered] == [AppendTurn] * 3 + [
         type(stage) for stage in DERIVED for _ in range(3)
