@@ -18,7 +18,7 @@ import heapq
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from stratagate.core.ranking import DEFAULT_B, DEFAULT_K1, bm25_idf
@@ -147,6 +147,28 @@ class InvertedIndex:
             key = lambda item: (-item[1], ids[item[0]])  # noqa: E731
         best = sorted(scored, key=key) if limit is None else heapq.nsmallest(limit, scored, key=key)
         return [(ids[number], score) for number, score in best]
+
+    def ranked(
+        self, query_tokens: Iterable[str], keep: Callable[[str], bool] | None, depth: int
+    ) -> tuple[list[tuple[str, float]], Callable[[str], float]]:
+        """The ``depth`` best matching documents ``keep`` accepts (as ``top``: score descending,
+        ties by id), and the BM25 score of any document (0.0 when it matches nothing)."""
+        ids = self._ids
+        scored = self._scores(query_tokens, DEFAULT_K1, DEFAULT_B)
+        items = list(scored.items())
+        if keep is not None:
+            items = [item for item in items if keep(ids[item[0]])]
+        if len(items) > depth > 0:  # only what can reach the top ``depth`` is sorted by id
+            floor = heapq.nlargest(depth, (score for _, score in items))[-1]
+            items = [item for item in items if item[1] >= floor]
+        best = sorted(items, key=lambda item: (-item[1], ids[item[0]]))[:depth]
+        numbers = self._numbers
+
+        def score_of(doc_id: str) -> float:
+            number = numbers.get(doc_id)
+            return 0.0 if number is None else scored.get(number, 0.0)
+
+        return [(ids[number], score) for number, score in best], score_of
 
     def snapshot(self) -> dict[str, Any]:
         """Document ids in order, their lengths, and each posting as doc numbers and tfs (terms

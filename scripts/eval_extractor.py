@@ -17,21 +17,37 @@ message cited by some extracted event, and (when the answer names an interval) d
 citing event carry a happened interval that overlaps the answer interval and is no wider than
 max(answer width, 31 days) ("correct"), or no wider than the answer ("tight")?
 
-Usage: PYTHONPATH=. python scripts/eval_extractor.py [--data DIR] [--out PATH]
+(c) Elements: each conversation (and the bundled sample) is ingested through the public API
+(``StrataGate.in_memory`` with the offline summarizer, extractor and element projector, blocks
+of ``--block-turns`` turns; the sample at the library's default block size) and the elements
+it ends with are scored against ``tests/fixtures/labels/elements.json`` (rule and scoring in
+the README beside it): precision, recall, and both again requiring the labelled type.
+
+``--compare-with TREE`` also runs this script against another source tree's code (its
+modules first on the path, in a subprocess) and prints before → after of the totals.
+
+Usage: PYTHONPATH=. python scripts/eval_extractor.py [--data DIR] [--out PATH] [--labels PATH]
+                                                    [--compare-with TREE]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import orjson
 
+import stratagate
+from stratagate import StrataGate
 from stratagate.formats.locomo import (
     LocomoConversation,
     conversation_turns,
@@ -39,6 +55,7 @@ from stratagate.formats.locomo import (
     load_conversation,
     parse_answer_interval,
 )
+from stratagate.formats.turn_files import jsonl_turns
 from stratagate.models import (
     EventCardInput,
     ExtractionContext,
@@ -50,7 +67,12 @@ from stratagate.offline import offline_extractor, offline_summarizer
 from stratagate.timeutil import partial_bounds
 
 MATCH_THRESHOLD = 0.5
+LABELS = Path(__file__).parents[1] / "tests" / "fixtures" / "labels" / "elements.json"
+SAMPLE = Path(stratagate.__file__).parent / "sample" / "project_conversation.jsonl"
 MONTH = timedelta(days=31)
+_FIRST_PERSON_WORD = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|my|me|mine|myself)\b|\bMy\b")
+"""A first-person word in a title: every LoCoMo speaker is named, so a title should read in
+the third person ("Caroline went …", not "Caroline will do my best …")."""
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP_WORDS = """a an the and or but of to in on at for with from by as is are was were be been
 being his her their its my our your he she they it we i you him them this that these those who
@@ -112,6 +134,7 @@ class ConversationReport:
     cited_with_interval: int = 0
     correct: int = 0
     tight: int = 0
+    first_person_titles: int = 0
     misses: list[dict[str, object]] = field(default_factory=list)
 
 
@@ -189,6 +212,9 @@ def _extract(
             sessions = {s for s in map(_session_of, card.source_message_ids) if s is not None}
             extracted.append(Extracted(event_id, card, sessions, overlap_tokens(text)))
     report.events = len(extracted)
+    report.first_person_titles = sum(
+        bool(_FIRST_PERSON_WORD.search(e.card.title)) for e in extracted
+    )
     report.messages = sum(len(session.messages) for session in conv.sessions)
     report.messages_cited = len({m for e in extracted for m in e.card.source_message_ids})
     return extracted
@@ -282,6 +308,8 @@ def _summary(report: ConversationReport) -> dict[str, object]:
         "messages_cited": report.messages_cited,
         "messages_cited_share": _share(report.messages_cited, report.messages),
         "events_matching_an_annotation": report.supported_events,
+        "first_person_titles": report.first_person_titles,
+        "first_person_title_share": _share(report.first_person_titles, report.events),
         "matching_share": _share(report.supported_events, report.events),
         "cat2_evidence": report.evidence,
         "cat2_evidence_cited": report.evidence_cited,
@@ -302,12 +330,130 @@ def _total(reports: Iterable[ConversationReport]) -> ConversationReport:
     for report in reports:
         for name in (
             "blocks", "blocks_extracted", "events", "annotated", "recalled", "supported_events",
+            "first_person_titles",
             "messages", "messages_cited",
             "evidence", "evidence_cited", "evidence_dated", "evidence_with_interval",
             "cited_with_interval", "correct", "tight",
         ):  # fmt: skip
             setattr(total, name, getattr(total, name) + getattr(report, name))
     return total
+
+
+def _name_key(name: str) -> str:
+    key = " ".join(name.casefold().split())
+    return key.removeprefix("the ")
+
+
+@dataclass
+class ElementReport:
+    """Projected elements against the labelled ones, for one conversation."""
+
+    sample_id: str
+    projected: int = 0
+    counted: int = 0
+    matched: int = 0
+    matched_typed: int = 0
+    labelled: int = 0
+    found: int = 0
+    found_typed: int = 0
+    wrong: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+
+
+def score_elements(
+    sample_id: str, projected: list[tuple[str, str, list[str]]], labels: dict[str, Any]
+) -> ElementReport:
+    """Precision and recall counts of ``(name, type, aliases)`` elements against ``labels``."""
+    report = ElementReport(sample_id=sample_id, projected=len(projected))
+    gold = [
+        (entry["type"], {_name_key(n) for n in [entry["name"], *entry.get("aliases", [])]})
+        for entry in labels["elements"]
+    ]
+    ignored = {_name_key(n) for n in labels.get("ignore", [])}
+    report.labelled = len(gold)
+    hit: dict[int, bool] = {}
+    for name, type_, aliases in projected:
+        keys = {_name_key(n) for n in [name, *aliases]}
+        if keys & ignored:
+            continue
+        report.counted += 1
+        matches = [i for i, (_, names) in enumerate(gold) if keys & names]
+        if not matches:
+            report.wrong.append(f"{name} ({type_})")
+            continue
+        report.matched += 1
+        typed = [i for i in matches if gold[i][0] == type_]
+        report.matched_typed += bool(typed)
+        for i in matches:
+            hit[i] = hit.get(i, False) or i in typed
+    report.found = len(hit)
+    report.found_typed = sum(hit.values())
+    report.missed = [labels["elements"][i]["name"] for i in range(len(gold)) if i not in hit]
+    return report
+
+
+def _elements_of(memory: StrataGate) -> list[tuple[str, str, list[str]]]:
+    return [(e.name, e.type, list(e.aliases)) for e in memory.list_elements()]
+
+
+def _offline_memory(namespace: str, **options: Any) -> StrataGate:
+    return StrataGate.in_memory(
+        namespace=namespace,
+        summarizer="offline",
+        extractor="offline",
+        element_projector="offline",
+        **options,
+    )
+
+
+def project_conversation(
+    conv: LocomoConversation, block_turns: int
+) -> list[tuple[str, str, list[str]]]:
+    """The elements the offline models end with for one LoCoMo conversation."""
+    with _offline_memory(conv.sample_id, block_turn_size=block_turns) as memory:
+        for turn in conversation_turns(conv):
+            memory.append_turn(turn["user"], turn["assistant"], created_at=turn["created_at"])
+        return _elements_of(memory)
+
+
+def project_sample() -> list[tuple[str, str, list[str]]]:
+    """The elements the offline models end with for the bundled sample conversation."""
+    with _offline_memory("sample") as memory:
+        for turn in jsonl_turns(SAMPLE.read_bytes(), name=SAMPLE.name):
+            memory.append_turn(turn.user, turn.assistant, **turn.append_kwargs())
+        return _elements_of(memory)
+
+
+def _element_row(report: ElementReport) -> dict[str, object]:
+    return {
+        "sample_id": report.sample_id,
+        "projected": report.projected,
+        "labelled": report.labelled,
+        "precision": _share(report.matched, report.counted),
+        "recall": _share(report.found, report.labelled),
+        "precision_typed": _share(report.matched_typed, report.counted),
+        "recall_typed": _share(report.found_typed, report.labelled),
+    }
+
+
+def _element_total(reports: Iterable[ElementReport]) -> ElementReport:
+    total = ElementReport(sample_id="total")
+    for report in reports:
+        for name in (
+            "projected", "counted", "matched", "matched_typed", "labelled", "found", "found_typed"
+        ):  # fmt: skip
+            setattr(total, name, getattr(total, name) + getattr(report, name))
+    return total
+
+
+def _element_table(rows: list[dict[str, object]]) -> str:
+    columns = ["sample_id", "projected", "labelled", "precision", "recall",
+               "precision_typed", "recall_typed"]  # fmt: skip
+    titles = ["sample", "projected", "labelled", "precision", "recall", "prec typed", "rec typed"]
+    lines = [" ".join(f"{title:>10}" for title in titles)]
+    for row in rows:
+        lines.append(" ".join(f"{row[key]!s:>10}" for key in columns))
+    return "\n".join(lines)
 
 
 def _table(rows: list[dict[str, object]]) -> str:
@@ -325,12 +471,30 @@ def _table(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
+def _other_tree(tree: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """This script's JSON document as produced by the code of another source tree."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "other.json"
+        command = [sys.executable, str(Path(__file__).resolve()), "--data", str(args.data),
+                   "--block-turns", str(args.block_turns), "--labels", str(args.labels.resolve()),
+                   "--out", str(out)]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        subprocess.run(command, check=True, env=env, cwd=tree, stdout=subprocess.DEVNULL)
+        document: dict[str, Any] = orjson.loads(out.read_bytes())
+        return document
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation over every ``*.json`` in ``--data``; print a table, write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=default_data_dir())
     parser.add_argument("--out", type=Path, default=Path("bench-results/eval_extractor.json"))
     parser.add_argument("--block-turns", type=int, default=12)
+    parser.add_argument("--labels", type=Path, default=LABELS, help="labelled elements (JSON)")
+    parser.add_argument(
+        "--compare-with", type=Path, default=None, metavar="TREE",
+        help="also run another source tree's code and print before (it) → after (this)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     paths = sorted(args.data.glob("*.json"))
     if not paths:
@@ -346,6 +510,19 @@ def main(argv: list[str] | None = None) -> int:
         reports.append(report)
     rows = [_summary(report) for report in reports] + [_summary(_total(reports))]
     print(_table(rows))
+    labels = orjson.loads(args.labels.read_bytes())["conversations"]
+    element_reports = [
+        score_elements(path.stem, project_conversation(load_conversation(path), args.block_turns),
+                       labels[path.stem])
+        for path in paths
+        if path.stem in labels
+    ]  # fmt: skip
+    if "sample" in labels:
+        element_reports.append(score_elements("sample", project_sample(), labels["sample"]))
+    element_rows = [_element_row(r) for r in element_reports]
+    element_rows.append(_element_row(_element_total(element_reports)))
+    print("\nelements against tests/fixtures/labels/elements.json")
+    print(_element_table(element_rows))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     document = {
         "block_turns": args.block_turns,
@@ -353,7 +530,23 @@ def main(argv: list[str] | None = None) -> int:
         "conversations": rows[:-1],
         "total": rows[-1],
         "misses": {report.sample_id: report.misses for report in reports},
+        "elements": {
+            "conversations": element_rows[:-1],
+            "total": element_rows[-1],
+            "wrong": {r.sample_id: r.wrong for r in element_reports},
+            "missed": {r.sample_id: r.missed for r in element_reports},
+        },
     }
+    if args.compare_with is not None:
+        before = _other_tree(args.compare_with.resolve(), args)
+        print(f"\nbefore ({args.compare_with}) → after (this tree), totals")
+        pairs = [("events", before["total"], document["total"]),
+                 ("elements", before["elements"]["total"], document["elements"]["total"])]  # type: ignore[index]  # fmt: skip
+        for label, old, new in pairs:
+            for key, value in new.items():  # type: ignore[attr-defined]
+                if key != "sample_id" and isinstance(value, int | float):
+                    print(f"  {label:<9}{key:<32}{old.get(key, 0)!s:>10} → {value}")  # type: ignore[attr-defined]
+        document["before"] = {"total": before["total"], "elements": before["elements"]["total"]}  # type: ignore[index]
     args.out.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
     print(f"wrote {args.out}")
     return 0

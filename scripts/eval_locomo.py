@@ -28,18 +28,28 @@ runtime) to sweep the recall blend. Averages are over questions. Evidence entrie
 name no message are dropped and questions left with none are skipped (both counted). Category 5
 (adversarial: the question presupposes something the conversation does not say) is reported
 but excluded from the headline and per-conversation figures. Ranking rules were tuned on
-conv-26 and conv-30 only ("tuning"); the other conversations are reported as "held-out".
+conv-26 and conv-30 only ("tuning"); the other conversations are reported as "held-out". The
+round-3 raw search rules (issue 25) were tuned on conv-26, -30, -41 and -42: for them only
+conv-43 is held out (its per-conversation row).
+
+``--compare-with TREE`` runs this same script (same arguments) against another source tree
+(say ``git worktree add /tmp/main main``) in a subprocess, its modules first on the path, and
+prints a before/after table of the headline figures: before and after in one run.
 
 Usage: PYTHONPATH=. python scripts/eval_locomo.py [--data DIR] [--out PATH] [--samples ID ...]
                                                 [--context [--weight-floor F]]
+                                                [--compare-with TREE]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import re
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -403,6 +413,41 @@ def context_table(summary: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+COMPARED = (("raw_r@5", "raw r@5"), ("raw_r@10", "raw r@10"), ("events_r@10", "events r@10"),
+            ("context_r", "context"), ("baseline_r@10", "bm25 r@10"))  # fmt: skip
+
+
+def run_other_tree(tree: Path, argv: list[str]) -> dict[str, object]:
+    """This script's JSON document as produced by the code of another source tree."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "other.json"
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), *argv, "--out", str(out)],
+            check=True, env=env, cwd=tree, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        document: dict[str, object] = orjson.loads(out.read_bytes())
+        return document
+
+
+def comparison_table(before: dict[str, object], after: dict[str, object]) -> str:
+    """Before → after of the headline figures: per conversation, per category, overall."""
+    present = [(k, t) for k, t in COMPARED if k in after["overall"]]  # type: ignore[operator]
+    lines = [f"{'':<18}" + " ".join(f"{t:>19}" for _, t in present)]
+
+    def row(label: str, old: dict[str, float], new: dict[str, float]) -> str:
+        cells = " ".join(f"{old.get(k, 0.0):>8.3f} → {new.get(k, 0.0):<8.3f}" for k, _ in present)
+        return f"{label:<18}{cells}"
+
+    for group in ("per_conversation", "per_category"):
+        for name, figures in after[group].items():  # type: ignore[attr-defined]
+            old = before[group].get(name, {})  # type: ignore[attr-defined]
+            label = name if group == "per_conversation" else f"cat {name}"
+            lines.append(row(label, old, figures))
+    lines.append(row("overall (cat 1-4)", before["overall"], after["overall"]))  # type: ignore[arg-type]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Evaluate every ``*.json`` in ``--data`` (or the ``--samples``); print and write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -420,6 +465,13 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         help="override the recall blend's WEIGHT_FLOOR (0-1) for a sweep",
+    )
+    parser.add_argument(
+        "--compare-with",
+        type=Path,
+        default=None,
+        metavar="TREE",
+        help="also run another source tree's code and print before (it) → after (this)",
     )
     args = parser.parse_args(argv)
     if args.weight_floor is not None:
@@ -465,10 +517,32 @@ def main(argv: list[str] | None = None) -> int:
         "questions": {run.sample_id: run.questions for run in runs},
         "seconds": round(time.perf_counter() - started, 1),
     }
+    if args.compare_with is not None:
+        forwarded = [a for a in (argv if argv is not None else sys.argv[1:])]
+        forwarded = _without_option(forwarded, "--compare-with")
+        forwarded = _without_option(forwarded, "--out")
+        before = run_other_tree(args.compare_with.resolve(), forwarded)
+        print(f"\nbefore ({args.compare_with}) → after (this tree)")
+        print(comparison_table(before, document))
+        document["before"] = {k: before[k] for k in ("overall", "per_conversation", "per_category")}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
     print(f"wrote {args.out} ({document['seconds']} s)")
     return 0
+
+
+def _without_option(argv: list[str], option: str) -> list[str]:
+    """``argv`` minus ``option`` and its value (``--opt V`` or ``--opt=V``)."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == option:
+            skip = True
+        elif not arg.startswith(f"{option}="):
+            kept.append(arg)
+    return kept
 
 
 if __name__ == "__main__":

@@ -172,8 +172,38 @@ PLACES: dict[str, tuple[str, ...]] = {
     "Germany": ("德国",), "France": ("法国",), "Spain": ("西班牙",), "Italy": ("意大利",),
     "Canada": ("加拿大",), "Australia": ("澳大利亚",), "Brazil": ("巴西",), "Mexico": ("墨西哥",),
     "Sweden": ("瑞典",), "Norway": (), "Netherlands": ("荷兰",), "Switzerland": ("瑞士",),
+    "England": (), "Scotland": (), "Ireland": (), "Wales": (), "Portugal": (), "Greece": (),
+    "Turkey": (), "Egypt": (), "Thailand": ("泰国",), "Vietnam": ("越南",), "Indonesia": (),
+    "Philippines": (), "Argentina": (), "Chile": (), "Peru": (), "Colombia": (),
+    "New Zealand": ("新西兰",), "South Africa": (), "Kenya": (), "Nigeria": (), "Poland": (),
+    "Austria": (), "Belgium": (), "Denmark": (), "Finland": (), "Iceland": (), "Russia": (),
+    "Ukraine": (), "Israel": (), "Morocco": (), "Cuba": (), "Jamaica": (), "Nepal": (),
+    "California": (), "Florida": (), "Oregon": (), "Texas": (), "Michigan": (), "Colorado": (),
+    "Arizona": (), "Nevada": (), "Hawaii": (), "Alaska": (), "Ohio": (), "Illinois": (),
+    "Minnesota": (), "Massachusetts": (), "Tennessee": (), "Utah": (), "Montana": (),
+    "Wisconsin": (), "Pennsylvania": (), "New Jersey": (), "North Carolina": (), "Virginia": (),
+    "Edinburgh": (), "Glasgow": (), "Manchester": (), "Galway": (), "Venice": (),
+    "Florence": (), "Milan": (), "Athens": (), "Istanbul": (), "Cairo": (), "Miami": (),
+    "Orlando": (), "Tampa": (), "Denver": (), "Portland": (), "Atlanta": (), "Houston": (),
+    "Dallas": (), "Philadelphia": (), "Las Vegas": (), "San Diego": (), "Nashville": (),
+    "Detroit": (), "New Orleans": (), "Honolulu": (), "Montreal": (), "Mexico City": (),
+    "Rio de Janeiro": (), "Buenos Aires": (), "Cape Town": (), "Hanoi": (), "Bali": (),
 }  # fmt: skip
-"""Canonical city and country names with their other spellings (Chinese included)."""
+"""Canonical city, state and country names with their other spellings (Chinese included): a
+general list of well-known places, not one drawn from any evaluation conversation."""
+
+GEOGRAPHIC_WORDS: tuple[str, ...] = (
+    "National Park", "Mountains", "Mountain", "Coast", "Canyon", "Falls", "Tower", "Lake",
+    "River", "Valley", "Islands", "Island", "Beach", "Bay", "Desert", "Forest", "Park",
+)  # fmt: skip
+"""``<Name> <word>`` is a place ("Grand Canyon", "Smoky Mountains", "Eiffel Tower")."""
+
+REGIONS: tuple[str, ...] = (
+    "Midwest", "Pacific Northwest", "Northwest", "Northeast", "Southwest", "Southeast",
+    "East Coast", "West Coast", "Himalayas", "Alps", "Andes", "Caribbean", "Scandinavia",
+    "Middle East", "Balkans",
+)  # fmt: skip
+"""Regions named without a geographic word."""
 
 FACILITY_WORDS: tuple[str, ...] = (
     "field station",
@@ -287,6 +317,7 @@ LAUNCH_WORDS: tuple[str, ...] = ("launch", "go-live", "go live", "上线", "发�
 __all__ = [
     "CASE_SENSITIVE_FORMS",
     "FACILITY_WORDS",
+    "GEOGRAPHIC_WORDS",
     "HAN_FACILITY_WORDS",
     "HAN_HONORIFICS",
     "HAN_ORG_SUFFIXES",
@@ -296,6 +327,7 @@ __all__ = [
     "ORG_SUFFIXES",
     "PERSON_TITLES",
     "PLACES",
+    "REGIONS",
     "TOOLS",
     "TOPIC_GROUPS",
     "TOPIC_STOP_WORDS",

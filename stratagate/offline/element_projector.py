@@ -289,6 +289,10 @@ def _start(ctx: ElementProjectionContext) -> _Projection:
                 links[(element.type, element.name.casefold(), key)] = len(values)
     builders.sort(key=lambda e: (e.created_at, e.id))
     project = builders[0].name if builders else None
+    for event in ctx.events:  # a named speaker is a known person before any text is read
+        named_speaker = _speaker(event)
+        if named_speaker and named_speaker not in SPEAKER_ROLES:
+            known.add_person(named_speaker)
     for event in ctx.events:  # names said anywhere in the batch are known to all its events
         speaker = _speaker(event)
         for name in _self_names(event.summary) if speaker else []:

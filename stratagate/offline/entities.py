@@ -28,6 +28,7 @@ from functools import cache, lru_cache
 from stratagate.offline.catalogue import (
     CASE_SENSITIVE_FORMS,
     FACILITY_WORDS,
+    GEOGRAPHIC_WORDS,
     HAN_FACILITY_WORDS,
     HAN_HONORIFICS,
     HAN_ORG_SUFFIXES,
@@ -36,6 +37,7 @@ from stratagate.offline.catalogue import (
     ORG_SUFFIXES,
     PERSON_TITLES,
     PLACES,
+    REGIONS,
     TOOLS,
     Tool,
 )
@@ -214,6 +216,15 @@ _FACILITY = re.compile(
     + r")(?![A-Za-z])"
 )
 _HAN_FACILITY = re.compile("(?P<fac>" + "|".join(HAN_FACILITY_WORDS) + ")")
+_GEOGRAPHIC = re.compile(
+    rf"{_LATIN_BEFORE}(?P<base>{_WORD}(?:\s+{_WORD}){{0,2}})\s+(?P<geo>"
+    + "|".join(re.escape(w) for w in GEOGRAPHIC_WORDS)
+    + r")(?![A-Za-z])"
+)
+_CLIFFS = re.compile(rf"{_LATIN_BEFORE}((?:Cliffs|Mount|Lake|Isle)\s+of\s+{_WORD}|Mount\s+{_WORD})")
+_REGION = re.compile(
+    rf"{_LATIN_BEFORE}(" + "|".join(re.escape(r) for r in REGIONS) + r")(?![A-Za-z])"
+)
 
 
 def find_places(text: str, known: Known | None = None) -> list[Mention]:
@@ -233,6 +244,16 @@ def find_places(text: str, known: Known | None = None) -> list[Mention]:
         start = m.start("base") + m["base"].index(base_words[0])
         name = f"{city or base} {m['fac'].lower()}"
         found.append(Mention(name, text[start : m.end()], start, m.end(), "place", city))
+    for m in _GEOGRAPHIC.finditer(text):
+        words = [w for w in m["base"].split() if w not in NON_NAME_WORDS]
+        if words:
+            start = m.start("base") + m["base"].index(words[0])
+            name = f"{' '.join(words)} {m['geo']}"
+            found.append(Mention(name, text[start : m.end()], start, m.end(), "place"))
+    for m in _CLIFFS.finditer(text):
+        found.append(Mention(m[1], m[1], m.start(1), m.end(1), "place"))
+    for m in _REGION.finditer(text):
+        found.append(Mention(m[1], m[1], m.start(1), m.end(1), "place"))
     for m in _HAN_FACILITY.finditer(text):
         near = next((c for c in cities if c.end == m.start()), None)
         if near is not None:
@@ -385,12 +406,13 @@ def _people_in(text: str) -> tuple[Mention, ...]:
 def _find_people(text: str, known: Known) -> list[Mention]:
     taken = [
         *find_tools(text), *find_places(text, known), *find_organizations(text, known),
-        *find_projects(text, known),
+        *find_projects(text, known), *_titles_of_works(text),
     ]  # fmt: skip
     found: list[Mention] = []
     for m in _PERSON.finditer(text):
         title = m["title"]
-        for start, end in _name_runs(text, m.start("name"), m.end("name"), taken):
+        runs = _name_runs(text, m.start("name"), m.end("name"), taken)
+        for start, end in _known_split(text, _sentence_start_trimmed(text, runs), known):
             surface = text[start:end]
             words = surface.split()
             canonical = known.people.get(surface.casefold())
@@ -398,7 +420,8 @@ def _find_people(text: str, known: Known) -> list[Mention]:
             if len(words) == 1 and canonical is None:
                 after = text[end:]
                 after = after[2:] if after[:2] in ("'s", "’s") else after
-                if not (at_title or _ROLE_AFTER_SINGLE.match(after)):
+                cued = _ROLE_AFTER_SINGLE.match(after) or _PERSON_CUE_BEFORE.search(text[:start])
+                if not (at_title or cued):
                     continue
             name = canonical or surface
             begin = m.start() if at_title else start
@@ -406,6 +429,69 @@ def _find_people(text: str, known: Known) -> list[Mention]:
                                  title if at_title else None))  # fmt: skip
     found.extend(_han_people(text, known))
     return _non_overlapping(found)
+
+
+_WORK_QUOTE = re.compile(r"[\"“”«»]([^\"“”«»]{1,80})[\"“”«»]")
+_WORK_CUE = re.compile(
+    r"\b(?:called|titled|watched|watching|read|reading|played|playing|play|book|novel|movie|"
+    r"film|song|album|show|series|game)\s+$",
+    re.IGNORECASE,
+)
+_PERSON_CUE_BEFORE = re.compile(
+    r"(?:(?<!cat )(?<!dog )(?<!pet )(?<!puppy )(?<!kitten )(?<!turtle )\bnamed|"
+    r"\b(?i:my|our|his|her|their)\s+(?:friend|colleague|coworker|co-worker|boss|daughter|son|"
+    r"wife|husband|partner|mom|mother|dad|father|brother|sister|cousin|aunt|uncle|grandma|"
+    r"grandmother|grandpa|grandfather|neighbou?r|teacher|coach|mentor|manager)|"
+    r"\bby)\s+$"
+)
+"""Words right before a single capitalised word that make it a person: "someone named David",
+"my colleague Rob", "a book by Herbert" (not "a cat named Bailey")."""
+_SENTENCE_OPENER = re.compile(r"^(?:\w+(?:ing|ed|ly)|Yep|Yup|Woah|Whoa|Wow|Plus|Glad|Aww|Yay)$")
+"""A capitalised first word of a sentence that is not part of the name after it ("Seeing
+Melanie", "Lately John", "Glad Max")."""
+
+
+def _titles_of_works(text: str) -> list[Mention]:
+    """Quoted titles ("Little Women") and capitalised phrases right after "called", "watched",
+    "reading" …: the names of works, never people."""
+    found = [Mention(m[1], m[1], m.start(1), m.end(1), "work") for m in _WORK_QUOTE.finditer(text)]
+    for m in re.finditer(rf"{_WORD}(?:\s+(?:of\s+the\s+|of\s+)?{_WORD})*", text):
+        if _WORK_CUE.search(text[: m.start()]):
+            found.append(Mention(m.group(), m.group(), m.start(), m.end(), "work"))
+    return found
+
+
+def _sentence_start_trimmed(text: str, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Runs without a sentence's capitalised opener ("Seeing Melanie" → "Melanie")."""
+    trimmed = []
+    for start, end in runs:
+        first = re.match(r"\S+", text[start:end])
+        at_start = not text[:start].strip() or text[:start].rstrip()[-1:] in '.!?"“:;'
+        if first and at_start and _SENTENCE_OPENER.match(first.group()):
+            rest = text[start + first.end() : end].lstrip()
+            if not rest:
+                continue
+            start = end - len(rest)
+        trimmed.append((start, end))
+    return trimmed
+
+
+def _known_split(text: str, runs: list[tuple[int, int]], known: Known) -> list[tuple[int, int]]:
+    """A run that is not a known name but holds one ("Now Caroline", "Reminds Melanie") gives
+    the known name alone."""
+    split: list[tuple[int, int]] = []
+    for start, end in runs:
+        surface = text[start:end]
+        words = list(re.finditer(r"\S+", surface))
+        if len(words) < 2 or surface.casefold() in known.people:
+            split.append((start, end))
+            continue
+        named = [w for w in words if w.group().casefold() in known.people]
+        if not named:
+            split.append((start, end))
+            continue
+        split.extend((start + w.start(), start + w.end()) for w in named)
+    return split
 
 
 def _name_runs(text: str, start: int, end: int, taken: list[Mention]) -> list[tuple[int, int]]:

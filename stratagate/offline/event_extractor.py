@@ -43,7 +43,13 @@ from stratagate.models import (
 from stratagate.offline.budget import within_budget
 from stratagate.offline.catalogue import TOPIC_GROUPS, TOPIC_STOP_WORDS
 from stratagate.offline.cues import Kind, is_cancelled, is_ongoing, kinds, switch_targets, tense
-from stratagate.offline.entities import Known, find_organizations, find_people, find_tools
+from stratagate.offline.entities import (
+    Known,
+    find_organizations,
+    find_people,
+    find_places,
+    find_tools,
+)
 from stratagate.offline.temporal import MONTHS, WEEKDAYS, TimeResolution, find_time_expressions
 from stratagate.offline.text import (
     clean,
@@ -95,6 +101,17 @@ _FIRST_PERSON = [
     (re.compile(r"^my\b", re.IGNORECASE), "{name}'s"),
     (re.compile(r"^我(?!们)"), "{name}"),
 ]
+_A = "['\u2019]"
+_FIRST_PERSON_ANYWHERE = [
+    (re.compile(rf"\bI{_A}m\b|\bI\s+am\b"), "{name} is"),
+    (re.compile(rf"\bI{_A}ve\b|\bI\s+have\b"), "{name} has"),
+    (re.compile(rf"\bI{_A}ll\b"), "{name} will"),
+    (re.compile(rf"\bI{_A}d\b"), "{name} would"),
+    (re.compile(r"\bI\b"), "{name}"),
+    (re.compile(r"\b[Mm]y\b|\bmine\b"), "{name}'s"),
+    (re.compile(r"(?<![\w-])(?:[Mm]e|myself)(?![\w-])"), "{name}"),
+]
+"""First-person words anywhere in an English sentence, and their third-person form."""
 _SKIP_SENTENCE = re.compile(r"^\[image:", re.IGNORECASE)
 
 
@@ -258,7 +275,7 @@ def _candidate(
     times = find_time_expressions(
         sentence, message.created_at, tense=None if cancelled else direction
     )
-    if not signal and not times:
+    if not signal and not times and not _names_someone(sentence, speakers, known):
         return None
     content = content_words(sentence)
     if len(set(content)) < min_content_words:
@@ -276,6 +293,19 @@ def _candidate(
         content=frozenset(content),
         order=order,
     )
+
+
+def _names_someone(sentence: str, speakers: list[str], known: Known) -> bool:
+    """The sentence names a person other than the speakers, a place or an organization: what
+    it says about them is worth an event of its own (an introduction, a trip, a book's author).
+    Not when it names a tool: tool talk counts through its decision and change signals, and a
+    bare mention ("Fly.io in Tokyo is out") would stand in for the decision a switch replaces."""
+    if find_tools(sentence):
+        return False
+    if find_places(sentence, known) or find_organizations(sentence, known):
+        return True
+    own = {speaker.casefold() for speaker in speakers}
+    return any(p.name.casefold() not in own for p in find_people(sentence, known))
 
 
 def _dates_previous(current: _Candidate, found: _Candidate) -> bool:
@@ -328,13 +358,23 @@ def _deduplicate(candidates: list[_Candidate]) -> list[_Candidate]:
     return kept
 
 
+def third_person(text: str, name: str | None) -> str:
+    """``text`` with the speaker's first-person words replaced by their name ("I'm" → "Caroline
+    is", "my" → "Caroline's", "me" → "Caroline"): a card reads the same whoever reads it. A
+    leading 我 becomes the name too; an unnamed speaker (a bare role) keeps the text as is."""
+    if not name:
+        return text
+    for pattern, replacement in _FIRST_PERSON_ANYWHERE:
+        text = pattern.sub(replacement.format(name=name), text)
+    for pattern, replacement in _FIRST_PERSON:
+        if pattern.search(text):
+            return pattern.sub(replacement.format(name=name), text, count=1)
+    return text
+
+
 def _title(candidate: _Candidate, limit: int = 80) -> str:
     text = _LEAD_IN.sub("", candidate.sentence).strip() or candidate.sentence
-    if candidate.message.name:
-        for pattern, replacement in _FIRST_PERSON:
-            if pattern.search(text):
-                text = pattern.sub(replacement.format(name=candidate.message.name), text, count=1)
-                break
+    text = third_person(text, candidate.message.name)
     text = text[0].upper() + text[1:] if text else text
     return truncate(text.rstrip(" .!?。！？"), limit)
 
@@ -491,7 +531,9 @@ def _event(
     return EventCardInput(
         id=event_id,
         title=_title(candidate),
-        summary=" ".join([candidate.sentence, *candidate.continuation]),
+        summary=third_person(
+            " ".join([candidate.sentence, *candidate.continuation]), candidate.message.name
+        ),
         narrative=f"{candidate.speaker}: {truncate(candidate.message.content, 600)}",
         tags=_tags(candidate),
         quotes=[candidate.sentence, *candidate.continuation],

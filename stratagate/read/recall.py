@@ -24,6 +24,8 @@ from stratagate.read.view import MemoryView
 from stratagate.results import BlockContextEntry, ElementHit, EventHit, RecallContext, RecallEntry
 
 CANDIDATE_FACTOR = 3
+RECALL_RAW_HITS = 10
+"""How many raw-search hits lend the events citing them a ranking in recall (0: none)."""
 WEIGHT_FLOOR = 0.9
 """The least share of its relevance a memory keeps at weight 0 (see the module docstring)."""
 MAX_SUPERSESSION_STEPS = 16
@@ -260,8 +262,8 @@ def recall(
     fact_hits: list[ElementHit] = []
     if query.strip():
         if max_events:
-            event_hits = view.search_events(
-                query, limit=min(MAX_LIMIT, max_events * CANDIDATE_FACTOR)
+            event_hits = view.recall_events(
+                query, min(MAX_LIMIT, max_events * CANDIDATE_FACTOR), RECALL_RAW_HITS
             )
         if max_elements:
             fact_hits = view.search_elements(

@@ -22,6 +22,7 @@ from stratagate.core.filters import (
 )
 from stratagate.core.layers import readable_transcript, render_raw
 from stratagate.core.memory_weight import memory_weight
+from stratagate.core.ranking import DEFAULT_RRF_K
 from stratagate.errors import InvalidInputError, UnknownIdError
 from stratagate.models import (
     ElementCard,
@@ -325,6 +326,31 @@ class MemoryView:
             card = self.get_event(event_id)
             weight = memory_weight(card.weight, card.status, self.turn)
             hits.append(EventHit(id=event_id, event=card, score=score, weight=weight))
+        return hits
+
+    def recall_events(self, query: str, limit: int, raw_hits: int) -> list[EventHit]:
+        """Event hits for a recall: the event search's hits, each event that cites one of the
+        best ``raw_hits`` raw messages adding ``1 / (DEFAULT_RRF_K + rank)`` for its rank in
+        that list (one more ranking in the search's reciprocal-rank fusion), best first. A
+        question worded like the conversation rather than the card still reaches the card that
+        cites its answer."""
+        search = self.state.search
+        depth = max(limit, raw_hits)
+        found = search.search_events(query, limit=depth, filters=EventFilters())
+        scored = dict(found)
+        if raw_hits:
+            order = {event_id: rank for rank, (event_id, _) in enumerate(found)}
+            messages = search.search_raw(query, limit=raw_hits, filters=RawFilters())
+            bridged = search.events_citing((m for m, _ in messages), order)[:depth]
+            for rank, event_id in enumerate(bridged, start=1):
+                scored[event_id] = scored.get(event_id, 0.0) + 1 / (DEFAULT_RRF_K + rank)
+        position = {event_id: i for i, event_id in enumerate(scored)}
+        best = sorted(scored, key=lambda e: (-scored[e], position[e]))[:limit]
+        hits = []
+        for event_id in best:
+            card = self.get_event(event_id)
+            weight = memory_weight(card.weight, card.status, self.turn)
+            hits.append(EventHit(id=card.id, event=card, score=scored[event_id], weight=weight))
         return hits
 
     def rank_elements(self, query: str, limit: int, filters: ElementFilters) -> list[ElementHit]:

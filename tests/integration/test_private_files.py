@@ -33,8 +33,12 @@ def test_a_new_database_and_its_wal_files_are_private(tmp_path: Path, open_umask
     try:
         memory.append_turn("a secret", "kept")
         files = sorted(tmp_path.joinpath("nested").iterdir())
-        names = ["memory.db", "memory.db-shm", "memory.db-wal", "memory.db.writers"]
-        assert [p.name for p in files] == names  # .writers: the writers' flock (empty)
+        assert [p.name for p in files] == [
+            "memory.db",
+            "memory.db-shm",
+            "memory.db-wal",
+            "memory.db.writers",  # the writers' queue (an empty lock file)
+        ]
         assert {p.name: mode(p) for p in files} == {p.name: 0o600 for p in files}
     finally:
         memory.close()

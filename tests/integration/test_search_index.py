@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from projections.search_index import RAW_SPEAKER_WINDOW, raw_counts, raw_document
+from projections.search_index import raw_counts, raw_document
 from stratagate import StrataGate
 
 
@@ -53,6 +53,18 @@ def test_a_participant_ranking_orders_the_persons_events_by_lexical_rank(
     assert hits[0].score == pytest.approx(2 / 61)  # first in BM25 and in the participant list
 
 
+def test_the_reply_to_a_matching_question_is_found(memory: StrataGate) -> None:
+    memory.append_turn("Which city did you move to last spring?", "Lisbon, and I love it")
+    memory.append_turn("my garden", "tomatoes")
+    memory.append_turn("city break plans", "none yet")
+    memory.append_turn("city lights", "pretty")
+    hits = memory.search_raw_memory("Which city did Ana move to?", limit=2)
+    assert {hit.message.content for hit in hits} == {
+        "Which city did you move to last spring?",
+        "Lisbon, and I love it",
+    }
+
+
 def test_raw_search_ignores_stop_words_of_the_query(memory: StrataGate) -> None:
     memory.append_turn("What did you do when it was there with them?", "It was what it was.")
     memory.append_turn("I painted a sunset last week", "lovely")
@@ -92,24 +104,34 @@ def test_a_message_without_text_is_never_a_raw_hit(memory: StrataGate) -> None:
     ]
 
 
-def test_the_speaker_rule_only_reorders_the_best_lexical_matches(memory: StrataGate) -> None:
-    for _ in range(6):
-        memory.append_turn(
-            {"content": "Caroline, pottery pottery pottery!", "name": "Melanie"},
-            {"content": "Caroline: pottery, pottery, pottery", "name": "Jon"},
-            thread_id="a",
-        )
-    memory.append_turn(
-        {"content": "hi", "name": "Jon"},
-        {
-            "content": "I may try pottery some day if I ever find the time for it",
-            "name": "Caroline",
-        },
-        thread_id="b",
+def _offline_memory() -> StrataGate:
+    return StrataGate.in_memory(
+        block_turn_size=2, summarizer="offline", extractor="offline", element_projector="offline"
     )
-    assert RAW_SPEAKER_WINDOW < 12
-    hits = memory.search_raw_memory("Does Caroline like pottery?", limit=13)
-    assert [hit.message.name for hit in hits][-1] == "Caroline"
+
+
+PROJECT_TURNS = [
+    ("We're building Fieldnotes, a field-notes app.", "Sounds good."),
+    ("We'll use npm for packages since everyone already has it installed.", "OK, npm it is."),
+    ("Installs take forever with npm. Let's switch to pnpm then.", "Done: pnpm-lock.yaml it is."),
+    ("Tip: check `pnpm --version` locally first.", "Will do."),
+    ("Anything else?", "No."),
+    ("Bye", "Bye"),
+]
+
+
+def test_a_fact_key_reaches_the_decision_in_events_elements_and_raw_messages() -> None:
+    with _offline_memory() as memory:
+        for user, assistant in PROJECT_TURNS:
+            memory.append_turn(user, assistant)
+        switch = "Let's switch to pnpm then"
+        facts = memory.search_elements("package manager", limit=3)
+        assert ("package_manager", "pnpm") in [(f.fact.key, f.fact.value) for f in facts]
+        events = memory.search_events("package manager", limit=3)
+        assert switch in [hit.event.title for hit in events]
+        assert memory.search_events("pnpm", limit=3)[0].event.title == switch
+        raw = memory.search_raw_memory("package manager", limit=3)
+        assert any(switch in hit.message.content for hit in raw)
 
 
 WORDS = st.lists(st.sampled_from(["pnpm", "fly", "tokyo", "we", "decided", "launch"]), max_size=8)

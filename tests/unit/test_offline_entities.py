@@ -181,3 +181,38 @@ def test_finders_never_raise_and_spans_point_at_the_surface(text: str) -> None:
     for finder in (find_tools, find_places, find_organizations, find_people, find_projects):
         for mention in finder(text):
             assert text[mention.start : mention.end] == mention.surface
+
+
+@pytest.mark.parametrize(
+    ("text", "people"),
+    [
+        ('I just watched "Little Women" and loved it', []),
+        ("Their new album is called Summer Nights", []),
+        ("Now Caroline is carving out some time", ["Caroline"]),
+        ("Seeing Melanie so happy made my day", ["Melanie"]),
+        ("I had a chat with someone named David.", ["David"]),
+        ("My colleague Rob invited me to yoga", ["Rob"]),
+        ("We got another cat named Bailey too", []),
+        ("I loved that book by Amy Ellis Nutt", ["Amy Ellis Nutt"]),
+    ],
+)
+def test_people_skip_titles_of_works_openers_and_pets(text: str, people: list[str]) -> None:
+    known = Known()
+    known.add_person("Caroline")
+    known.add_person("Melanie")
+    assert [m.name for m in find_people(text, known)] == people
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ("They enjoyed the Grand Canyon a lot", "Grand Canyon"),
+        ("my trip to the Smoky Mountains last year", "Smoky Mountains"),
+        ("We explored the coast up in the Pacific Northwest", "Pacific Northwest"),
+        ("I want to visit the Cliffs of Moher", "Cliffs of Moher"),
+        ("a small town in the Midwest", "Midwest"),
+        ("a road trip to Oregon", "Oregon"),
+    ],
+)
+def test_places_include_sites_regions_and_states(text: str, place: str) -> None:
+    assert [m.name for m in find_places(text)] == [place]

@@ -183,8 +183,22 @@ def test_a_following_sentence_of_the_same_message_extends_the_summary() -> None:
     event = _only(
         _ctx([_message("t1", "I gave a talk at my school last week. It inspired the students.")])
     )
-    assert event.summary == "I gave a talk at my school last week. It inspired the students."
+    # the summary reads in the third person (the quotes keep the words as said)
+    assert event.summary == (
+        "Alice gave a talk at Alice's school last week. It inspired the students."
+    )
+    assert event.title == "Alice gave a talk at Alice's school last week"
     assert event.quotes == ["I gave a talk at my school last week.", "It inspired the students."]
+
+
+def test_titles_and_summaries_name_the_speaker_for_every_first_person_word() -> None:
+    event = _only(
+        _ctx([_message("t1", "Last week I decided that my kids and I will move to Lisbon.")])
+    )
+    assert event.title == "Last week Alice decided that Alice's kids and Alice will move to Lisbon"
+    assert (
+        event.summary == "Last week Alice decided that Alice's kids and Alice will move to Lisbon."
+    )
 
 
 def test_the_callback_pickles_and_accepts_plain_dicts() -> None:
@@ -444,3 +458,13 @@ def test_a_switch_inside_one_block_names_its_sibling_by_an_assigned_id() -> None
     assert second.temporal is not None and third.temporal is not None
     assert second.temporal.supersedes_event_ids == ["blk-2-e1"]
     assert third.temporal.supersedes_event_ids == []  # a restatement replaces nothing new
+
+
+def test_a_sentence_naming_someone_or_somewhere_is_an_event_of_its_own() -> None:
+    book = _only(_ctx([_message("t1", "That novel by Amy Ellis Nutt really moved me.")]))
+    assert book.title == "That novel by Amy Ellis Nutt really moved Alice"
+    assert book.temporal is not None and "Amy Ellis Nutt" in book.temporal.participants
+    trip = _only(_ctx([_message("t1", "The sunsets over the Grand Canyon were unreal.")]))
+    assert trip.summary == "The sunsets over the Grand Canyon were unreal."
+    result = extract_events(_ctx([_message("t1", "Fly.io in Tokyo is out.")]))
+    assert result.events == []  # tool talk counts through decisions and changes only
