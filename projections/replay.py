@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from projections.state import NamespaceState, resolve_components, snapshot_digest
-from stratagate.errors import LogIntegrityError, MasterKeyError
+from stratagate.errors import LogIntegrityError, MasterKeyError, StorageError
 from stratagate.events import Recorded, decode
 from stratagate.store import GENESIS_HASH, EventStore, Snapshot, StoredEvent
 from stratagate.store.chain import row_fault
@@ -182,7 +182,9 @@ def restore_snapshot(snapshot: Snapshot, keys: NamespaceKeys) -> NamespaceState 
         return None
     try:
         payload = keys.open_blob(snapshot.payload)
-    except LogIntegrityError:  # a damaged snapshot is only a cache: replay instead
+    except MasterKeyError:  # the log's content needs the master key too: say so
+        raise
+    except StorageError:  # a damaged snapshot, or its key row gone: only a cache, replay
         return None
     if payload is None:  # its key was destroyed: the snapshot is gone with it
         return None

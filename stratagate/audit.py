@@ -12,16 +12,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
+
+import orjson
 
 from projections.replay import PAGE_SIZE, apply_at, decode_at, restore_snapshot
 from projections.state import NamespaceState
 from stratagate.anchors import Anchor, anchor_fault, checkpoint_key, make_anchor
-from stratagate.errors import InvalidInputError, LogIntegrityError
+from stratagate.errors import InvalidInputError, LogIntegrityError, MasterKeyError
 from stratagate.events import LogCheckpointed
 from stratagate.events.codec import open_data
+from stratagate.events.encryption import ENCRYPTED, is_encrypted
 from stratagate.results import HistoryRecord, VerifyReport
 from stratagate.store import EventStore
-from stratagate.store.keys import keys_for
+from stratagate.store.keys import blob_key_id, keys_for
 from stratagate.store.records import LogFault
 from stratagate.timeutil import format_utc, parse_datetime
 
@@ -47,6 +51,20 @@ def namespace_exists(store: EventStore, namespace: str) -> bool:
     if store.read(namespace, limit=1) or store.count(namespace):
         return True
     return any(store.load_snapshot(namespace, key) is not None for key in SNAPSHOT_KEYS)
+
+
+def refuse_damaged_log(store: EventStore, namespace: str) -> None:
+    """Raise ``LogIntegrityError`` at the first bad position unless the whole chain verifies
+    (what a writable open checks: a snapshot restores the models without folding the rows
+    under it, so damage there would otherwise be appended to). One walk of the log, hashing
+    every row: docs/BENCHMARKS.md, "Opening a memory", has its cost."""
+    fault = store.find_fault(namespace)
+    if fault is not None:
+        raise LogIntegrityError(
+            f"the log of namespace {namespace!r} is damaged at global position "
+            f"{fault.position}: {fault.reason}; nothing was appended — run verify",
+            fault.position,
+        )
 
 
 def take_anchor(store: EventStore, namespace: str, at: datetime) -> Anchor:
@@ -80,6 +98,9 @@ def verify_log(
             f"the log breaks at global position {fault.position}: {fault.reason}",
             chain_ok=False,
         )
+    key_fault = _key_fault(store, namespace)
+    if key_fault is not None:
+        return _failed(key_fault.position, key_fault.reason)
     checkpoints = [Checkpoint(position, dict(d), "live") for position, d in live]
     for key in snapshot_keys:
         found = _snapshot_checkpoint(store, namespace, key)
@@ -88,6 +109,72 @@ def verify_log(
         if found is not None:
             checkpoints.append(found)
     return _replay_against(store, namespace, checkpoints)
+
+
+ERASURE_TYPES = frozenset({"ThreadErased", "EventErased", "NamespaceErased"})
+"""The events that record destroyed data keys (their ``keys`` member, covered by the chain)."""
+
+
+def _key_fault(store: EventStore, namespace: str) -> LogFault | None:
+    """The first row whose sealed content lost its key behind the log's back: a key row the
+    log uses that is missing, destroyed (NULL) with no ``…Erased`` event naming it, or whose
+    wrapped material no longer unwraps with the master key that wrapped it. (Bare material
+    that was changed shows as content that does not decrypt, in the replay.)"""
+    used: dict[str, int] = {}
+    erased: set[str] = set()
+    after = 0
+    while True:
+        rows = store.read(namespace, after=after, limit=PAGE_SIZE)
+        for row in rows:
+            if row.event_type in ERASURE_TYPES:
+                erased.update(_member(row.payload, "keys", list))
+            elif is_encrypted(row.payload):
+                for key_id in _member(row.payload, ENCRYPTED, dict):
+                    used.setdefault(str(key_id), row.global_position)
+        if len(rows) < PAGE_SIZE:
+            break
+        after = rows[-1].global_position
+    if not used:
+        return None
+    table = {row.key_id: row for row in store.load_keys(namespace)}
+    keyring = keys_for(store, namespace).keyring
+    faults: list[LogFault] = []
+    for key_id, position in used.items():
+        key_row = table.get(key_id)
+        since = f"data key {key_id!r}, used from global position {position},"
+        if key_row is None:
+            faults.append(LogFault(position, f"{since} is missing from the key table"))
+        elif key_row.material is None and key_id not in erased:
+            faults.append(
+                LogFault(
+                    position,
+                    f"{since} was destroyed (its key row is NULL) but no erasure event in the "
+                    "log names it: content was destroyed behind the log's back",
+                )
+            )
+        elif (
+            key_row.material is not None
+            and key_row.wrapped is not None
+            and keyring.master is not None
+        ):
+            try:
+                keyring.unwrap(key_row, key_row.material)
+            except MasterKeyError:
+                if key_row.wrapped == keyring.master.fingerprint:
+                    faults.append(
+                        LogFault(position, f"{since} no longer unwraps: its key row was changed")
+                    )
+    return min(faults, key=lambda fault: fault.position, default=None)
+
+
+def _member(payload: str, name: str, kind: type[list[Any]] | type[dict[str, Any]]) -> Iterable[Any]:
+    """A top-level member of a stored payload when it has the expected JSON type, else nothing
+    (a payload that does not parse is the replay's to report)."""
+    try:
+        value = orjson.loads(payload).get(name)
+    except (orjson.JSONDecodeError, AttributeError, TypeError):
+        return ()
+    return value if isinstance(value, kind) else ()
 
 
 def _anchor_fault(store: EventStore, namespace: str, anchor: Anchor) -> LogFault | None:
@@ -113,6 +200,17 @@ def _snapshot_checkpoint(
 
         if snapshot.model_version != SNAPSHOT_FORMAT:
             return None  # an older format, ignored by every open
+        key_id = blob_key_id(bytes(snapshot.payload))
+        if key_id is not None:
+            row = next((k for k in store.load_keys(namespace) if k.key_id == key_id), None)
+            if row is None or row.material is None:
+                lost = "is missing from the key table" if row is None else "was destroyed"
+                return _failed(
+                    snapshot.position,
+                    f"snapshot {key!r} at global position {snapshot.position} cannot be read: "
+                    f"its data key {key_id!r} {lost}; opens ignore it and replay the log "
+                    "(the next snapshot gets a new key)",
+                )
         return _failed(
             snapshot.position,
             f"snapshot {key!r} at global position {snapshot.position} is corrupt (its data does "
@@ -287,6 +385,7 @@ __all__ = [
     "last_event_at",
     "namespace_exists",
     "read_history",
+    "refuse_damaged_log",
     "take_anchor",
     "verify_log",
 ]

@@ -28,6 +28,7 @@ import orjson
 from pydantic import ConfigDict, ValidationError
 
 from stratagate.errors import LogFileError
+from stratagate.formats.input_files import InputFileError, open_input_file
 from stratagate.models import Model
 from stratagate.store.chain import row_fault
 from stratagate.store.records import GENESIS_HASH, DataKey, StoredEvent
@@ -153,18 +154,22 @@ class CheckedRow:
     row: StoredEvent
 
 
+MAX_LOG_BYTES = 1 << 40
+"""A log file is read line by line (streamed): only absurd sizes are refused unread."""
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""One event's line: far above any payload the store accepts."""
+
+
 class LogReader:
     """An exported log being read: the header and keys at once, the events as they are
     checked (``rows``). Use it as a context manager; it owns the open file."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        try:
-            self._file: IO[bytes] = self.path.open("rb")
-        except OSError as exc:
-            raise LogFileError(
-                f"cannot read the log file {self.path}: {exc.strerror or exc}", line=None
-            ) from exc
+        try:  # a regular file only: a FIFO or /dev/zero would hang or never end a line
+            self._file: IO[bytes] = open_input_file(self.path, "log file", limit=MAX_LOG_BYTES)
+        except InputFileError as exc:
+            raise LogFileError(str(exc), line=None) from exc
         self._line = 0
         try:
             self.header = self._parse(LogHeader, "the header")
@@ -233,7 +238,10 @@ class LogReader:
 
     def _read_line(self) -> bytes:
         self._line += 1
-        return self._file.readline()
+        line = self._file.readline(MAX_LINE_BYTES + 1)
+        if len(line) > MAX_LINE_BYTES:
+            self._fail(self._line, f"the line is longer than {MAX_LINE_BYTES} bytes")
+        return line
 
     def _next(self, model: type[Any], what: str) -> tuple[int, Any]:
         text = self._read_line()

@@ -9,6 +9,8 @@ store of its own.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import shutil
 import tempfile
@@ -24,6 +26,13 @@ from stratagate.actors.role import new_command_id
 from stratagate.actors.runtime import Runtime
 from stratagate.anchors import Anchor, parse_anchor
 from stratagate.callbacks import validate_output
+from stratagate.core.arguments import (
+    check_argument,
+    check_collection,
+    check_flag,
+    check_id,
+    check_timeout,
+)
 from stratagate.core.filters import ElementFilters, EventFilters, RawFilters
 from stratagate.core.turn_input import check_thread_id, check_time, turn_messages
 from stratagate.errors import InvalidInputError, StorageError
@@ -412,7 +421,7 @@ class StrataGate:
         skipped as ``append_turn`` would skip it. The turns are durable before any model runs.
         """
         commands = []
-        for index, raw in enumerate(turns):
+        for index, raw in enumerate(check_collection("turns", turns)):
             try:
                 item = parse_input(TurnInput, raw, what="turn")
                 commands.append(
@@ -438,8 +447,13 @@ class StrataGate:
     ) -> AppendTurn:
         """One validated turn, with its message ids and time decided here, once."""
         options = self._options
-        if receipt_id is not None and (not isinstance(receipt_id, str) or not receipt_id.strip()):
-            raise InvalidInputError("receipt_id must be a non-empty string")
+        check_id("receipt_id", receipt_id, optional=True)
+        for name, calls in (
+            ("user_tool_calls", user_tool_calls),
+            ("assistant_tool_calls", assistant_tool_calls),
+        ):
+            if calls is not None:
+                check_collection(name, calls)
         thread = check_thread_id(thread_id)
         at = check_time(created_at, options.now())
         messages = turn_messages(
@@ -462,14 +476,14 @@ class StrataGate:
 
     def drain(self, timeout: float | None = None) -> None:
         """Block until this namespace's background work is idle (re-raises a background error)."""
-        self._runtime.drain(timeout)
+        self._runtime.drain(check_timeout("timeout", timeout))
 
     def resume_pending_work(self, *, retry_skipped: bool = False) -> ResumePendingResult:
         """Retry failed or interrupted seals, extractions and projections, and finish what is ready.
 
         ``retry_skipped=True`` also retries each skipped extraction once.
         """
-        return self._send(ResumePending(retry_skipped=retry_skipped))
+        return self._send(ResumePending(retry_skipped=check_flag("retry_skipped", retry_skipped)))
 
     # -- read models ------------------------------------------------------------------------
 
@@ -519,7 +533,10 @@ class StrataGate:
 
     def add_events(self, events: Iterable[EventCardInput | Mapping[str, Any]]) -> list[EventCard]:
         """Add many cards in one append (all or none); one projection job is queued for them."""
-        cards = [parse_input(EventCardInput, event, what="event") for event in events]
+        cards = [
+            parse_input(EventCardInput, event, what="event")
+            for event in check_collection("events", events)
+        ]
         if not cards:
             return []
         return self._send(AddEvents(events=cards))
@@ -529,7 +546,7 @@ class StrataGate:
         return self._send(EventWeight(event_id=event_id))
 
     def pin_event(self, event_id: str, pinned: bool = True) -> EventCard:
-        return self._govern("pin" if pinned else "unpin", event_id)
+        return self._govern("pin" if check_flag("pinned", pinned) else "unpin", event_id)
 
     def forget_event(self, event_id: str) -> EventCard:
         return self._govern("forget", event_id)
@@ -639,7 +656,7 @@ class StrataGate:
             RecordUse(
                 event_ids=id_list("event_ids", event_ids),
                 element_ids=id_list("element_ids", element_ids),
-                receipt_id=receipt_id,
+                receipt_id=check_id("receipt_id", receipt_id, optional=True),
                 audit=None if audit is None else parse_input(UsageAudit, audit, what="audit"),
             )
         )
@@ -781,6 +798,27 @@ class StrataGate:
         return self.state_at(MAX_POSITION)
 
 
+def _at_the_edge(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` with every argument checked first (``check_argument``: valid UTF-8 text,
+    bounded nesting), naming the argument that fails."""
+    names = list(inspect.signature(method).parameters)[1:]
+
+    @functools.wraps(method)
+    def checked(self: StrataGate, *args: Any, **kwargs: Any) -> Any:
+        for name, value in zip(names, args, strict=False):
+            check_argument(name, value)
+        for name, value in kwargs.items():
+            check_argument(name, value)
+        return method(self, *args, **kwargs)
+
+    return checked
+
+
+for _name, _member in list(vars(StrataGate).items()):
+    if not _name.startswith("_") and inspect.isfunction(_member):
+        setattr(StrataGate, _name, _at_the_edge(_member))
+
+
 def _path_text(path: object) -> str:
     """A file path given as text or ``os.PathLike``, as text."""
     if not isinstance(path, str | os.PathLike):
@@ -790,7 +828,8 @@ def _path_text(path: object) -> str:
 
 def _processing(*, defer_processing: bool, wait: bool) -> Processing:
     """What follows a turn, from ``append_turn``'s two switches (deferring wins)."""
-    if defer_processing:
+    check_flag("wait", wait)
+    if check_flag("defer_processing", defer_processing):
         return "defer"
     return "wait" if wait else "background"
 

@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from stratagate.anchors import Anchor
+from stratagate.core.arguments import MAX_ID_CHARS
 from stratagate.core.filters import (
     ElementFilters,
     EventFilters,
@@ -78,7 +79,10 @@ def _count(value: object) -> int:
 
 def _text_id(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"must be a non-empty string, got {value!r}")
+        shown = repr(value)[:80] if isinstance(value, str) else type(value).__name__
+        raise ValueError(f"must be a non-empty string, got {shown}")
+    if len(value) > MAX_ID_CHARS or "\x00" in value:
+        raise ValueError(f"must be at most {MAX_ID_CHARS} characters, without NUL")
     return value
 
 

@@ -268,6 +268,12 @@ class ErasureReport(Model):
     """Global position of the ``ThreadErased`` / ``EventErased`` / ``NamespaceErased`` event."""
     keys_destroyed: int
     reason: str
+    key_bytes_gone: bool | None = None
+    """Whether the destroyed keys' bytes are gone from the database file: ``True`` once a
+    SQLite file's WAL was checkpointed (``secure_delete`` overwrote the freed pages);
+    ``False`` when another connection's read transaction kept the checkpoint from finishing
+    within the wait (the bytes go at the next checkpoint: erase again, or close the other
+    reader); ``None`` on PostgreSQL (dead tuples stay until VACUUM, docs/OPERATIONS.md)."""
 
 
 __all__ = [

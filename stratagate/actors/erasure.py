@@ -25,6 +25,10 @@ from stratagate.messages import EraseEvent, EraseNamespace, EraseThread
 from stratagate.results import ErasureReport
 from stratagate.timeutil import format_utc
 
+CHECKPOINT_WAIT_S = 2.0
+"""How long an erasure waits for other connections' read transactions to let the checkpoint
+that removes the destroyed keys' bytes finish (``ErasureReport.key_bytes_gone`` says if it did)."""
+
 
 def thread_key_names(state: NamespaceState, thread_id: str | None) -> set[str]:
     """The key names holding content of ``thread_id`` (its blocks, cards and facts too)."""
@@ -132,6 +136,7 @@ class Erasure(Role):
         destroyed = self.live.store.shred(
             self.namespace, None if names is None else ids, format_utc(erased.at)
         )
+        gone = self.live.store.flush_erased(CHECKPOINT_WAIT_S)
         self.live.rehydrate()
         return ErasureReport(
             kind=kind,
@@ -139,6 +144,7 @@ class Erasure(Role):
             position=position,
             keys_destroyed=destroyed,
             reason=reason,
+            key_bytes_gone=gone,
         )
 
 

@@ -25,6 +25,7 @@ from stratagate.actors.reader import Reader
 from stratagate.actors.registry import ROLES, Handles, RoleName, handler_of
 from stratagate.actors.role import MessageHandler, Role
 from stratagate.actors.weight_keeper import WeightKeeper
+from stratagate.audit import refuse_damaged_log
 from stratagate.callbacks import is_local
 from stratagate.errors import DrainTimeoutError, StorageError
 from stratagate.messages import Message
@@ -56,7 +57,7 @@ class InlineRuntime:
 
     def _start(self, namespace: str, options: MemoryOptions, *, recover: bool) -> None:
         store = self.store
-        store.check_head(namespace)  # a broken log is reported, never extended
+        refuse_damaged_log(store, namespace)  # the whole chain: never extend a broken log
         self.live = LiveState(
             store, namespace, None, snapshot_key="inline", snapshot_every=options.snapshot_every
         )

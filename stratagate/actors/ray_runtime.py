@@ -36,7 +36,13 @@ from typing import Any, TypeVar, cast
 
 import ray
 from ray.actor import ActorHandle
-from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+from ray.exceptions import (
+    GetTimeoutError,
+    ObjectLostError,
+    RayActorError,
+    RayError,
+    RayTaskError,
+)
 
 from stratagate.actors import pipeline
 from stratagate.actors.auditor import Auditor
@@ -45,6 +51,7 @@ from stratagate.actors.reader import Reader
 from stratagate.actors.registry import ROLES, Handles, RoleName, handler_of, host_of
 from stratagate.actors.role import MessageHandler
 from stratagate.actors.weight_keeper import WeightKeeper
+from stratagate.audit import refuse_damaged_log
 from stratagate.errors import (
     DrainTimeoutError,
     RuntimeUnavailableError,
@@ -510,7 +517,7 @@ class RayRuntime:
     ) -> None:
         self.store: EventStore = open_store(database)
         try:
-            self.store.check_head(namespace)  # a broken log is reported, never extended
+            refuse_damaged_log(self.store, namespace)  # the whole chain: never extend a broken log
             ensure_ray(options.ray_address, options.ray_log_level)
         except BaseException:
             self.store.close()
@@ -573,10 +580,13 @@ class RayRuntime:
                 error = unwrap(exc)
                 if not isinstance(error, NotAssignedError) or attempt == CALL_ATTEMPTS - 1:
                     raise error from None
-            except RayActorError:
+            except (RayActorError, ObjectLostError) as exc:  # an actor or an object's owner died
                 if attempt == CALL_ATTEMPTS - 1:
-                    raise
-                with contextlib.suppress(RayActorError):  # one of its actors died: reassign
+                    raise RuntimeUnavailableError(
+                        f"the {role} actor of namespace {self.namespace!r} was lost "
+                        f"{CALL_ATTEMPTS} times ({type(exc).__name__})"
+                    ) from exc
+                with contextlib.suppress(RayError):  # one of its actors died: reassign
                     ray.get(self._directory.repair.remote(self.database, self.namespace))
             self._handles = self._activate()
         raise RuntimeUnavailableError("unreachable")  # pragma: no cover
@@ -604,8 +614,12 @@ class RayRuntime:
         except GetTimeoutError as exc:
             self._pending = pending
             raise DrainTimeoutError(f"background work still busy after {timeout} s") from exc
-        except RayActorError:
+        except (RayActorError, ObjectLostError):  # an actor, or a result's owner, died
             complete = False  # lost mid-run; the stages below finish the work
+        except RayError as exc:  # anything else Ray raises: typed, the cause kept
+            raise RuntimeUnavailableError(
+                f"Ray failed while draining namespace {self.namespace!r}: {type(exc).__name__}"
+            ) from exc
         if complete:
             return
         namespace = self.namespace
@@ -621,10 +635,31 @@ class RayRuntime:
                 raise errors[0]
 
     def _timed(self, role: RoleName, chain: tuple[Message[Any], ...], timeout: float) -> None:
-        try:
-            ray.get(self._handles[role].run_chain.remote(self.namespace, chain), timeout=timeout)
-        except GetTimeoutError as exc:
-            raise DrainTimeoutError(f"{role} still busy after the drain timeout") from exc
+        """``run_chain`` on a role's actor within ``timeout``; a lost actor is re-activated
+        and tried again as ``_on`` does (a raw ``ActorDiedError`` came out of ``drain``)."""
+        deadline = time.monotonic() + timeout
+        for attempt in range(CALL_ATTEMPTS):
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                ray.get(
+                    self._handles[role].run_chain.remote(self.namespace, chain), timeout=remaining
+                )
+                return
+            except GetTimeoutError as exc:
+                raise DrainTimeoutError(f"{role} still busy after the drain timeout") from exc
+            except RayTaskError as exc:
+                error = unwrap(exc)
+                if not isinstance(error, NotAssignedError) or attempt == CALL_ATTEMPTS - 1:
+                    raise error from None
+            except (RayActorError, ObjectLostError) as exc:
+                if attempt == CALL_ATTEMPTS - 1:
+                    raise RuntimeUnavailableError(
+                        f"the {role} actor of namespace {self.namespace!r} was lost "
+                        f"{CALL_ATTEMPTS} times ({type(exc).__name__})"
+                    ) from exc
+                with contextlib.suppress(RayError):
+                    ray.get(self._directory.repair.remote(self.database, self.namespace))
+            self._handles = self._activate()
 
     def _live_digests(self) -> list[tuple[int, dict[str, str]]]:
         """Each role actor's position and read-model digests."""

@@ -88,6 +88,13 @@ def non_negative(text: str) -> int:
     return value
 
 
+def port(text: str) -> int:
+    value = _integer(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0-65535, got {text}")
+    return value
+
+
 def positive(text: str) -> int:
     value = _integer(text)
     if value < 1:
@@ -437,7 +444,7 @@ def add_serve(command: Callable[..., argparse.ArgumentParser]) -> None:
         "(default: %(default)s)",
     )
     serve.add_argument(
-        "--port", type=non_negative, default=8765, help="http: the port (default: %(default)s)"
+        "--port", type=port, default=8765, help="http: the port (default: %(default)s)"
     )
     serve.add_argument(
         "--namespaces",
@@ -493,7 +500,7 @@ def add_ui(command: Callable[..., argparse.ArgumentParser]) -> None:
         default="127.0.0.1",
         help="the address to bind; anything but loopback requires a token (default: %(default)s)",
     )
-    ui.add_argument("--port", type=non_negative, default=8766, help="(default: %(default)s)")
+    ui.add_argument("--port", type=port, default=8766, help="(default: %(default)s)")
     ui.add_argument(
         "--token",
         help=f"the bearer token every API request must carry (default: ${ENV_TOKEN} when set, "
@@ -742,6 +749,12 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         for text in value if isinstance(value, list) else [value]:
             if isinstance(text, str) and not is_utf8(text):
                 raise InvalidInputError(f"argument {label} is not valid UTF-8: {text!r}")
+            if action.dest in NAME_OPTIONS and isinstance(text, str) and not text.strip():
+                raise InvalidInputError(f"argument {label} must name a namespace, got {text!r}")
+
+
+NAME_OPTIONS = frozenset({"namespace", "namespaces"})
+"""Options naming a namespace: an empty one is refused, never read as the default."""
 
 
 def is_utf8(text: str) -> bool:

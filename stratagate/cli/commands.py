@@ -43,6 +43,7 @@ from stratagate.cli.views import (
 )
 from stratagate.core.search_text import search_tokens
 from stratagate.errors import InvalidInputError, ReadOnlyError, UnknownIdError
+from stratagate.formats.input_files import read_input_file
 from stratagate.memory import StrataGate
 from stratagate.messages import MAX_POSITION
 from stratagate.results import LogSummary
@@ -328,10 +329,15 @@ def verify(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_VERIFY_FAILED
 
 
+MAX_TEXT_BYTES = 1024 * 1024
+"""An anchor is a few hundred bytes."""
+
+
 def _read_text(path: str, what: str) -> str:
+    data = read_input_file(path, f"{what} file", MAX_TEXT_BYTES)
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InvalidInputError(f"cannot read the {what} file {path}: {exc}") from exc
 
 

@@ -50,7 +50,16 @@ def show(args: argparse.Namespace, report: ErasureReport) -> None:
         emit(
             [
                 f"erased {report.kind}{target}: {report.keys_destroyed} data keys destroyed "
-                f"(recorded at global position {report.position})"
+                f"(recorded at global position {report.position})",
+                *(
+                    [
+                        "warning: another connection's read transaction kept the destroyed keys' "
+                        "bytes in the database file; they go at the next checkpoint (erase again "
+                        "once it closes)"
+                    ]
+                    if report.key_bytes_gone is False
+                    else []
+                ),
             ]
         )
 

@@ -111,6 +111,8 @@ def answer_event(args: argparse.Namespace, started: float) -> int:
     if event.name not in HANDLED_EVENTS:
         return EXIT_OK
     environ = os.environ
+    if args.namespace is not None and not args.namespace.strip():
+        raise HookUsageError(f"--namespace must name a namespace, got {args.namespace!r}")
     namespace = args.namespace or namespace_for(
         args.namespace_mode,
         session_id=event.session_id,

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from stratagate.core.arguments import check_id_text
 from stratagate.errors import InvalidInputError
 from stratagate.models import RawMessage, ToolTrace, parse_input
 from stratagate.timeutil import parse_datetime
@@ -25,7 +26,12 @@ def check_thread_id(thread_id: object) -> str | None:
     if thread_id is None:
         return None
     if not isinstance(thread_id, str) or not thread_id.strip():
-        raise InvalidInputError(f"thread_id must be None or a non-empty string, got {thread_id!r}")
+        raise InvalidInputError(
+            f"thread_id must be None or a non-empty string, got {type(thread_id).__name__}"
+            if not isinstance(thread_id, str)
+            else f"thread_id must be None or a non-empty string, got {thread_id!r}"
+        )
+    check_id_text("thread_id", thread_id)
     if thread_id.startswith(IMPORT_THREAD_PREFIX):
         raise InvalidInputError(f"thread ids starting with {IMPORT_THREAD_PREFIX!r} are reserved")
     return thread_id

@@ -28,6 +28,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stratagate.errors import InvalidInputError
+from stratagate.formats.input_files import InputFileError, read_input_file
 
 PAD_SUFFIX = "#pad"
 
@@ -184,8 +185,10 @@ def load_conversation(path: str | Path) -> LocomoConversation:
     """Read one LoCoMo sample file; ``sample_id`` defaults to the file name without extension."""
     source = Path(path)
     try:
-        raw = orjson.loads(source.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
+        raw = orjson.loads(read_input_file(source, "LoCoMo file"))
+    except InputFileError as exc:
+        raise LocomoFormatError(str(exc)) from exc
+    except orjson.JSONDecodeError as exc:
         raise LocomoFormatError(f"cannot read {source}: {exc}") from exc
     if not isinstance(raw, dict):
         raise LocomoFormatError(f"{source}: expected a JSON object")

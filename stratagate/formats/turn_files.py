@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from stratagate.errors import InvalidInputError
+from stratagate.formats.input_files import InputFileError, read_input_file
 from stratagate.formats.locomo import conversation_turns, parse_conversation
 
 JSONL_KEYS = frozenset(
@@ -73,9 +74,9 @@ def read_turn_file(
     """Read a JSONL or LoCoMo file; ``thread_id`` forces every turn's thread, ``limit`` cuts."""
     source = Path(path)
     try:
-        data = source.read_bytes()
-    except OSError as exc:
-        raise TurnFileError(f"cannot read {source}: {exc.strerror or exc}") from exc
+        data = read_input_file(source, "turn file")
+    except InputFileError as exc:
+        raise TurnFileError(str(exc)) from exc
     parsed = parse_turn_text(data, name=source.name, stem=source.stem)
     turns = parsed.turns[:limit] if limit is not None else parsed.turns
     if thread_id is not None:

@@ -1,6 +1,8 @@
 """The guard in front of ``stratagate serve --transport http``: an ASGI middleware that rate-limits
-each client address, checks the bearer token in constant time and refuses oversized bodies,
-before the MCP app sees the request. Pure ASGI (no framework), so it wraps any app.
+each client (address and client id), checks the bearer token in constant time and refuses
+oversized bodies, before the MCP app sees the request; and the Host and Origin checks (DNS
+rebinding, cross-site requests) every HTTP surface wears on every bind. Pure ASGI (no framework),
+so it wraps any app.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from stratagate.errors import InvalidInputError
 
@@ -28,6 +31,12 @@ DEFAULT_RATE = 50.0
 DEFAULT_BURST = 200
 """Requests a client address may send at once above the sustained rate."""
 MAX_TRACKED_CLIENTS = 10_000
+CLIENT_ID_HEADERS = (b"x-stratagate-client", b"mcp-session-id")
+"""Headers naming a client of one address (first found wins): each gets its own bucket."""
+MAX_CLIENT_ID_CHARS = 128
+CANONICAL_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+"""The binds served without a token: the names the Host check (and the MCP SDK) know."""
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
 def is_loopback(host: str) -> bool:
@@ -35,18 +44,83 @@ def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is loopback too
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def is_canonical_loopback(host: str) -> bool:
+    """127.0.0.1, localhost or ::1: the only binds served without a bearer token. Any other
+    (127.0.0.2, ::ffff:127.0.0.1, 0.0.0.0, a name) is treated as reachable from elsewhere."""
+    return host.lower() in CANONICAL_LOOPBACK
 
 
 def check_bind(host: str, token: str | None) -> None:
-    """A bind beyond loopback needs a token: anyone on the network could read the memory."""
-    if not is_loopback(host) and not token:
+    """A bind other than 127.0.0.1, localhost or ::1 needs a token: anyone who reaches it could
+    read the memory."""
+    if not is_canonical_loopback(host) and not token:
+        where = (
+            "is not 127.0.0.1, localhost or ::1"
+            if is_loopback(host)
+            else "is reachable from other machines"
+        )
         raise InvalidInputError(
-            f"--host {host} is reachable from other machines: set a bearer token with "
+            f"--host {host} {where}: set a bearer token with "
             "STRATAGATE_TOKEN (or --token), or bind 127.0.0.1"
         )
+
+
+def host_name(value: str) -> str:
+    """The host part of a ``Host`` header (``[::1]:8766`` → ``[::1]``)."""
+    if value.startswith("["):
+        return value[: value.find("]") + 1]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def host_allowed(host: str | None, bind: str) -> bool:
+    """A loopback server (any loopback bind) answers only to loopback names and its own
+    address (a DNS-rebinding page's Host is its own name); beyond loopback the token decides,
+    so any Host is let through."""
+    if not is_loopback(bind):
+        return True
+    if host is None:
+        return False
+    name = host_name(host).lower()
+    own = bind.lower().strip("[]")
+    return name in LOOPBACK_NAMES or name.strip("[]") == own
+
+
+def origin_allowed(origin: str | None, host: str | None) -> bool:
+    """No ``Origin`` (a same-origin GET, a script) or this very server's: nothing cross-site."""
+    if origin is None:
+        return True
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and host is not None and parts.netloc == host
+
+
+@dataclass(frozen=True)
+class Origins:
+    """Host and Origin checks in front of an app (421 and 403, as the MCP SDK answers)."""
+
+    app: App
+    bind: str
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = _text(header(scope, b"host"))
+            if not host_allowed(host, self.bind):
+                await respond(send, 421, "this server answers only to its loopback address")
+                return
+            if not origin_allowed(_text(header(scope, b"origin")), host):
+                await respond(send, 403, "requests from another origin are refused")
+                return
+        await self.app(scope, receive, send)
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("latin-1")
 
 
 def token_matches(header: bytes | None, token: str) -> bool:
@@ -103,7 +177,7 @@ class HttpGuard:
             await self.app(scope, receive, send)
             return
         settings = self.settings
-        if settings.rate > 0 and not self.admit(client_address(scope)):
+        if settings.rate > 0 and not self.admit(client_key(scope)):
             await respond(send, 429, "too many requests", [(b"retry-after", b"1")])
             return
         if settings.token is not None and not token_matches(
@@ -131,6 +205,17 @@ class HttpGuard:
 def client_address(scope: Scope) -> str:
     client = scope.get("client")
     return str(client[0]) if client else "unknown"
+
+
+def client_key(scope: Scope) -> str:
+    """The bucket of a request: its address and, when it names one, its client id (the
+    ``X-StrataGate-Client`` header or the MCP session), so agents sharing an address do not
+    share an allowance. The id is cut to 128 characters; at most 10,000 buckets are kept."""
+    for name in CLIENT_ID_HEADERS:
+        value = header(scope, name)
+        if value:
+            return f"{client_address(scope)} {value[:MAX_CLIENT_ID_CHARS].decode('latin-1')}"
+    return client_address(scope)
 
 
 def header(scope: Scope, name: bytes) -> bytes | None:
@@ -195,8 +280,14 @@ __all__ = [
     "DEFAULT_RATE",
     "GuardSettings",
     "HttpGuard",
+    "Origins",
     "check_bind",
+    "client_key",
+    "host_allowed",
+    "host_name",
+    "is_canonical_loopback",
     "is_loopback",
+    "origin_allowed",
     "take",
     "token_matches",
 ]

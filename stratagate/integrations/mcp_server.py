@@ -24,11 +24,12 @@ from typing import Any, TypeVar, cast
 import mcp_types as types
 import orjson
 from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
 from stratagate import __version__
 from stratagate.core.turn_input import IMPORT_THREAD_PREFIX
 from stratagate.errors import AccessDeniedError, InvalidInputError, StrataGateError
-from stratagate.integrations.http_guard import GuardSettings, HttpGuard, check_bind
+from stratagate.integrations.http_guard import GuardSettings, HttpGuard, Origins, check_bind
 from stratagate.integrations.tools import TOOLS, Tool, dump, find_tool
 from stratagate.memory import StrataGate, check_namespace
 
@@ -262,9 +263,17 @@ def build_server(pool: MemoryPool) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
-        namespace, kind = parse_resource_uri(uri)
-        read = RESOURCES[kind][1]
-        value = await pool.arun(pool.resolve(namespace), lambda memory: dump(read(memory)))
+        try:
+            namespace, kind = parse_resource_uri(uri)
+            read = RESOURCES[kind][1]
+            value = await pool.arun(pool.resolve(namespace), lambda memory: dump(read(memory)))
+        except (InvalidInputError, AccessDeniedError) as exc:  # the client's mistake
+            raise MCPError(types.INVALID_PARAMS, error_text(exc)) from exc
+        except StrataGateError as exc:  # the memory's state: typed, no traceback
+            raise MCPError(types.INTERNAL_ERROR, error_text(exc)) from exc
+        except Exception as exc:  # a bug: the client a typed answer, the log the trace
+            log.exception("resource %s failed", uri)
+            raise MCPError(types.INTERNAL_ERROR, error_text(exc)) from exc
         return types.ReadResourceResult(
             contents=[
                 types.TextResourceContents(
@@ -331,13 +340,83 @@ def run_stdio(pool: MemoryPool, wire: StdioWire) -> None:
         pool.close()
 
 
-def http_app(pool: MemoryPool, host: str, guard: GuardSettings) -> HttpGuard:
-    """The streamable HTTP app (``/mcp``, JSON responses) behind the guard."""
+JSON_RPC_ID_TYPES = (str, int)
+
+
+def bad_id(message: object) -> bool:
+    """Whether a JSON-RPC message has an ``id`` that is neither a string, an integer nor null
+    (the SDK reads such a request as a notification: 202 and no answer ever)."""
+    if not isinstance(message, dict) or "id" not in message:
+        return False
+    value = message["id"]
+    return value is not None and (
+        isinstance(value, bool) or not isinstance(value, JSON_RPC_ID_TYPES)
+    )
+
+
+@dataclass(frozen=True)
+class JsonRpcIds:
+    """Answers a POST whose JSON-RPC ``id`` is an object, a list, a float or a boolean with a
+    JSON-RPC error (``-32600``, id null, HTTP 400) instead of letting it vanish. Behind the
+    guard, so the body is already whole and bounded."""
+
+    app: Any
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        first = await receive()
+        body = first.get("body", b"")
+        try:
+            parsed = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            parsed = None  # the SDK answers a parse error itself
+        messages = parsed if isinstance(parsed, list) else [parsed]
+        if any(bad_id(message) for message in messages) or parsed == []:
+            answer = orjson.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {
+                        "code": types.INVALID_REQUEST,
+                        "message": "the id must be a string, an integer or null",
+                    },
+                }
+            )
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 400,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(answer)).encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": answer})
+            return
+        sent = False
+
+        async def again() -> Any:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return first
+            return await receive()
+
+        await self.app(scope, again, send)
+
+
+def http_app(pool: MemoryPool, host: str, guard: GuardSettings) -> Origins:
+    """The streamable HTTP app (``/mcp``, JSON responses) behind the Host and Origin checks
+    (on every bind: the SDK's own only know 127.0.0.1, localhost and ::1) and the guard."""
+    check_bind(host, guard.token)
     server = build_server(pool)
     app = server.streamable_http_app(
         host=host, json_response=True, max_request_body_size=guard.max_body_bytes
     )
-    return HttpGuard(app, guard)
+    return Origins(HttpGuard(JsonRpcIds(app), guard), host)
 
 
 def run_http(
@@ -346,7 +425,7 @@ def run_http(
     port: int,
     guard: GuardSettings,
     *,
-    beside: Callable[[HttpGuard], Any] | None = None,
+    beside: Callable[[Origins], Any] | None = None,
 ) -> None:
     """Serve over streamable HTTP until interrupted; the pool is closed afterwards. ``beside``
     wraps the app to serve more next to ``/mcp`` (``serve --ui``: the Memory UI)."""

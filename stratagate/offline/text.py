@@ -7,9 +7,13 @@ Everything here is pure and deterministic (jieba's default dictionary is fixed).
 from __future__ import annotations
 
 import logging
+import os
 import re
+import stat
+import tempfile
 from collections.abc import Iterable
 from functools import cache
+from pathlib import Path
 from types import ModuleType
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -60,12 +64,44 @@ HAN_STOPWORDS = _word_set(
 
 @cache
 def _jieba() -> ModuleType:
-    """jieba, imported once with its logger quietened (it prints on dictionary load)."""
-    logging.getLogger("jieba").setLevel(logging.ERROR)
+    """jieba, imported once with its logger silenced (it prints on dictionary load, and a
+    traceback when it cannot write its cache), its dictionary cache kept in a private per-user
+    directory (``jieba_cache_dir``), not as one shared file in the system temp directory that
+    another local user could plant (jieba loads it with ``marshal``)."""
+    logging.getLogger("jieba").setLevel(logging.CRITICAL)
     import jieba
 
-    jieba.setLogLevel(logging.ERROR)
+    jieba.setLogLevel(logging.CRITICAL)
+    private = jieba_cache_dir()
+    if private is not None:
+        jieba.dt.tmp_dir = str(private)
+        return jieba
+    with tempfile.TemporaryDirectory(prefix="stratagate-jieba-") as scratch:  # 0700, ours
+        jieba.dt.tmp_dir = scratch
+        jieba.dt.initialize()  # build the dictionary now; its cache goes with the directory
     return jieba
+
+
+def jieba_cache_dir() -> Path | None:
+    """``$XDG_CACHE_HOME/stratagate/jieba`` (else ``~/.cache/…``), made 0700 and checked to be
+    this user's alone; ``None`` when it cannot be (then no cache is kept)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = Path(base) / "stratagate" / "jieba"
+    try:
+        directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, exist_ok=True)
+        status = directory.lstat()
+    except OSError:
+        return None
+    owner = getattr(os, "getuid", lambda: status.st_uid)()
+    if not stat.S_ISDIR(status.st_mode) or status.st_uid != owner:
+        return None
+    if stat.S_IMODE(status.st_mode) & 0o077:
+        try:
+            os.chmod(directory, 0o700)
+        except OSError:
+            return None
+    return directory
 
 
 def has_han(text: str) -> bool:

@@ -82,12 +82,29 @@ def _sqlite_memory_engine() -> Engine:
     return engine
 
 
+def make_private_dirs(directory: Path) -> None:
+    """Make ``directory`` and its missing parents 0700 whatever the umask (``mkdir(parents=)``
+    gives the parents the umask's mode: 0777 under umask 000); existing ones are left as
+    they are."""
+    missing: list[Path] = []
+    current = directory
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for part in reversed(missing):
+        try:
+            part.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # made meanwhile by another process
+        os.chmod(part, 0o700)  # the umask was applied to mkdir's mode: undo it
+
+
 def _sqlite_file_engine(path: Path, *, create: bool, read_only: bool = False) -> Engine:
     if not str(path):
         raise StorageError("a SQLite database needs a file path")
     if create:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(path.parent)
         except OSError as exc:  # a parent is a file, or cannot be made (/proc, permissions)
             raise StorageError(
                 f"cannot make the directory of the database {path}: {exc.strerror or exc}"

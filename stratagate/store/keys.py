@@ -136,6 +136,17 @@ def canonical_text(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
+def blob_key_id(blob: bytes) -> str | None:
+    """The key id an ``encrypt_blob`` result names in its header (``None``: a clear blob)."""
+    if not blob.startswith(BLOB_MAGIC) or len(blob) <= len(BLOB_MAGIC):
+        return None
+    start = len(BLOB_MAGIC) + 1
+    try:
+        return blob[start : start + blob[len(BLOB_MAGIC)]].decode()
+    except UnicodeDecodeError:
+        return None
+
+
 def _name_of(key_id: str) -> tuple[str, int]:
     name, _, generation = key_id.rpartition("@")
     return name, int(generation)
@@ -357,6 +368,7 @@ __all__ = [
     "Keyring",
     "MasterKey",
     "NamespaceKeys",
+    "blob_key_id",
     "keyring_for",
     "keys_for",
     "master_key_from_env",

@@ -254,6 +254,11 @@ class KeyStore(Protocol):
         is checkpointed and truncated); returns how many keys were destroyed."""
         ...
 
+    def flush_erased(self, wait: float) -> bool | None:
+        """After ``shred``: wait up to ``wait`` seconds for the destroyed keys' bytes to leave
+        the database file; whether they did (``None``: the backend cannot say, PostgreSQL)."""
+        ...
+
 
 @runtime_checkable
 class PurgeStore(Protocol):

@@ -587,7 +587,7 @@ class SqlEventStore:
                     chunk = ids[start : start + _ID_CHUNK]
                     done += conn.execute(update.where(column.key_id.in_(chunk))).rowcount
             conn.execute(schema.snapshots.delete().where(schema.snapshots.c.namespace == namespace))
-        self._checkpoint()
+        self._checkpoint()  # at once if it can; ``flush_erased`` waits and says
         return done
 
     def purge_namespace(self, namespace: str, *, reason: str, at: str) -> PurgeRecord:
@@ -698,14 +698,34 @@ class SqlEventStore:
             highest = max(highest, int(drawn[0]) if drawn[1] else int(drawn[0]) - 1)
         return int(highest)
 
-    def _checkpoint(self) -> None:
-        """Copy a SQLite file's WAL into the database and truncate it (a no-op elsewhere)."""
+    def _checkpoint(self, wait: float = 0.0) -> bool | None:
+        """Copy a SQLite file's WAL into the database and truncate it, retrying for ``wait``
+        seconds while another connection's read transaction holds older pages; whether it
+        finished (``None`` elsewhere: PostgreSQL keeps dead tuples until VACUUM)."""
         if not self._file_backed:
-            return
+            return None
+        deadline = time.monotonic() + wait
         with self.engine.connect() as conn:
             raw = conn.connection.dbapi_connection
             assert raw is not None
-            raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            (timeout,) = raw.execute("PRAGMA busy_timeout").fetchone()
+            raw.execute("PRAGMA busy_timeout = 0")  # our own bounded wait, not the busy handler's
+            try:
+                while True:
+                    busy, _, _ = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                    if not busy:
+                        return True
+                    if time.monotonic() >= deadline:
+                        return False
+                    time.sleep(0.05)
+            finally:
+                raw.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+
+    def flush_erased(self, wait: float) -> bool | None:
+        """After ``shred``: whether the destroyed keys' bytes are gone from the database file
+        (a SQLite file's WAL checkpointed within ``wait`` seconds; ``None`` on PostgreSQL,
+        where dead tuples stay in the table files until VACUUM)."""
+        return self._checkpoint(wait)
 
     def close(self) -> None:
         """Release connections; the store is unusable afterwards."""

@@ -191,3 +191,15 @@ def test_bench_ui_times_every_kind_of_request(tmp_path: Path) -> None:
         assert 0 < row["p50_ms"] <= row["p95_ms"] <= row["max_ms"] and row["n"] >= 5
     assert report["sizes"]["events"] == 1500 and report["first_request_ms"] > 0
     assert report["server_rss_mb"] > 0
+
+
+def test_bench_open_times_writable_and_read_only_opens(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bench_open", "--events", "300", "--repeat", "1")
+    [row] = report["rows"]
+    assert row["events"] == 300 and row["code"] == "after"
+    assert row["open_ms"] > 0 and row["read_only_ms"] > 0 and row["chain_walk_ms"] > 0
+
+
+def test_bad_inputs_finds_no_raw_error(tmp_path: Path) -> None:
+    report = bench(tmp_path, "bad_inputs")
+    assert report["raw"] == [] and sum(report["totals"].values()) >= 1500

@@ -250,3 +250,66 @@ def test_expand_survives_any_arguments(
 @given(until=VALUE)
 def test_replay_survives_any_arguments(fuzz_db: list[str], until: str) -> None:
     check_user_error(["replay", f"--until={until}", *fuzz_db])
+
+
+# -- issue 21, finding 7: names, ports, what the CLI reads --------------------------------
+
+
+def test_an_empty_namespace_is_refused_not_defaulted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    turns = write_turns(tmp_path / "turns.jsonl")
+    database = tmp_path / "e.db"
+    for namespace in ("", " "):
+        argv = ["ingest", str(turns), "--database", str(database), "--namespace", namespace]
+        err = assert_one_line_error(run(capsys, *argv), 2)
+        assert "--namespace" in err, err
+    assert not database.exists()
+
+
+@pytest.mark.parametrize("port", ["99999", "65536", "-1", HUGE])
+@pytest.mark.parametrize("command", ["serve", "ui"])
+def test_ports_out_of_range_are_usage_errors(
+    command: str, port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--database", "x.db", "--port", port])
+    assert exited.value.code == 2
+    assert "0-65535" in capsys.readouterr().err
+
+
+def test_ingest_refuses_what_is_not_a_regular_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "turns.fifo"
+    os.mkfifo(fifo)
+    database = tmp_path / "f.db"
+    for path in ("/dev/zero", str(fifo)):
+        err = assert_one_line_error(run(capsys, "ingest", path, "--database", str(database)), 2)
+        assert "not a regular file" in err, err
+    assert not database.exists()
+
+
+def test_verify_refuses_an_anchor_that_is_not_a_regular_file(
+    tenants: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "anchor.fifo"
+    os.mkfifo(fifo)
+    db = ["--database", str(tenants), "--namespace", "bob"]
+    for path in ("/dev/zero", str(fifo)):
+        err = assert_one_line_error(run(capsys, "verify", *db, "--anchor", path), 2)
+        assert "not a regular file" in err, err
+
+
+def test_an_input_file_over_the_limit_is_refused_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stratagate.formats.input_files import MAX_INPUT_BYTES
+
+    huge = tmp_path / "huge.jsonl"
+    with huge.open("wb") as handle:  # sparse: no disk, no reading
+        handle.truncate(MAX_INPUT_BYTES + 1)
+    err = assert_one_line_error(
+        run(capsys, "ingest", str(huge), "--database", str(tmp_path / "h.db")), 2
+    )
+    assert "larger than" in err, err

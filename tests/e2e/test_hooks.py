@@ -183,6 +183,18 @@ def test_stop_stores_string_and_block_content_with_tool_records(
     ]
 
 
+def test_an_empty_namespace_is_refused_not_read_as_the_project(
+    host: Host, project: str, tmp_path: Path
+) -> None:
+    """Issue 21, finding 7: ``--namespace ""`` silently fell back to the project's namespace."""
+    t = Transcript("sess-empty", cwd=project)
+    t.prompt("remember nothing")
+    t.reply("nothing stored", stop_reason="end_turn")
+    done = host.hook("Stop", t, tmp_path / "e.jsonl", "--namespace", "", stop_hook_active=False)
+    assert done.code == 1 and "--namespace" in done.err, done
+    assert not host.database.exists() or host.stored(namespace(project), "sess-empty") == []
+
+
 def test_a_turn_in_progress_waits_and_a_grown_transcript_stores_only_what_is_new(
     host: Host, project: str, tmp_path: Path
 ) -> None:

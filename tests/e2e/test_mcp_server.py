@@ -298,6 +298,31 @@ def test_stdio_serves_the_ray_runtime(tmp_path: Path) -> None:
         assert memory.turn == 6 and memory.verify().ok
 
 
+def test_http_answers_bad_resources_and_odd_ids_with_json_rpc_errors(server: HttpServer) -> None:
+    """Issue 21, finding 8: ``resources/read`` of an unknown resource or namespace was error
+    code 0 (and a traceback in the server's log); an object as the JSON-RPC id got 202 and no
+    answer at all."""
+
+    async def session() -> None:
+        async with server.client() as client:
+            for uri in ("stratagate://default/nope", "stratagate://mallory/context"):
+                with pytest.raises(MCPError) as raised:
+                    await client.read_resource(uri)
+                assert raised.value.code == -32602, (uri, raised.value.code)
+                assert "Error" in raised.value.message
+
+    anyio.run(session)
+    for odd in ({"a": 1}, [1], 1.5, True):
+        body = {"jsonrpc": "2.0", "id": odd, "method": "ping"}
+        answer = httpx2.post(
+            server.url, json=body,
+            headers={**server.headers(), "Accept": "application/json, text/event-stream"},
+        )  # fmt: skip
+        assert answer.status_code == 400, (odd, answer.status_code, answer.text)
+        error = answer.json()
+        assert error["id"] is None and error["error"]["code"] == -32600, error
+
+
 def cli(database: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """The CLI as its own process (beside the servers)."""
     command = [*serve_argv(database)[:3], *argv, "--database", str(database)]

@@ -12,7 +12,7 @@ import pytest
 import ray
 from sqlalchemy import text
 
-from stratagate import StorageConflictError, StrataGate
+from stratagate import StorageConflictError, StrataGate, StrataGateError
 from stratagate.store.sql import open_event_store
 from tests.support.fakes import KeywordExtractor, SlowOn, TitleSummarizer
 
@@ -154,8 +154,8 @@ def test_sigkill_of_a_recycled_actor_loses_nothing(ray_cluster: None, tmp_path: 
         acked["alpha"].append("a1")
         wait_for(announce)
         os.kill(extractor_pid, signal.SIGKILL)
-        with contextlib.suppress(Exception):
-            alpha.drain(timeout=120)
+        with contextlib.suppress(StrataGateError):  # typed, never Ray's own (issue 21: a
+            alpha.drain(timeout=120)  # raw OwnerDiedError came out of drain in 5 of 13 kills)
         alpha.append_turn("third", "ok", receipt_id="a2")
         acked["alpha"].append("a2")
         [victim] = [j for j in alpha.list_extraction_jobs() if j.status == "failed"]

@@ -225,3 +225,60 @@ def test_erasing_a_namespace_leaves_no_name_title_or_query(tmp_path: Path) -> No
         if len(text) > 3 and text.encode() in raw and text.encode() not in blank
     ]
     assert left == []
+
+
+def _key_bytes(database: Path, key_ids: list[str]) -> list[bytes]:
+    import sqlite3
+
+    with sqlite3.connect(database) as conn:
+        return [
+            bytes(row[0])
+            for row in conn.execute(
+                "SELECT material FROM stratagate_keys WHERE material IS NOT NULL AND key_id IN "
+                f"({', '.join('?' * len(key_ids))})",
+                key_ids,
+            )
+        ]
+
+
+def test_erasure_reports_whether_the_key_bytes_left_the_file(tmp_path: Path) -> None:
+    """Issue 21, finding 5: with another connection holding a read transaction, the WAL
+    checkpoint that moves the destroyed keys out of the file cannot finish: erasure said
+    nothing. Now it waits a moment, then says whether the bytes are gone."""
+    import sqlite3
+    import threading
+
+    database = tmp_path / "memory.db"
+    memory = StrataGate.open(database, "ns", block_turn_size=2)
+    try:
+        for i in range(3):
+            memory.append_turn(f"{SECRET} {i}", "noted", thread_id="secret")
+            memory.append_turn(f"{PUBLIC} {i}", "ok", thread_id="public")
+        keys = [k for k in memory_key_ids(database) if k.startswith("thread:secret")]
+        material = _key_bytes(database, keys)
+        assert material
+        reader = sqlite3.connect(database, isolation_level=None)
+        reader.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the keys now in the main file
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM stratagate_events").fetchall()  # holds the WAL
+        report = memory.erase_thread("secret", reason="asked")
+        assert report.key_bytes_gone is False, report
+        file_bytes = database.read_bytes()
+        assert any(m in file_bytes for m in material)  # what the report admits
+        reader.execute("COMMIT")
+        threading.Timer(0.3, reader.close).start()
+        again = memory.erase_thread("public", reason="asked")  # the next checkpoint finishes
+        assert again.key_bytes_gone is True, again
+        for suffix in ("", "-wal"):
+            path = Path(f"{database}{suffix}")
+            if path.exists():
+                assert not any(m in path.read_bytes() for m in material), suffix
+    finally:
+        memory.close()
+
+
+def memory_key_ids(database: Path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(database) as conn:
+        return [row[0] for row in conn.execute("SELECT key_id FROM stratagate_keys")]

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -63,31 +64,47 @@ class Base:
     events: list[dict[str, Any]]
     heads: list[dict[str, Any]]
     snapshots: list[dict[str, Any]]
+    keys: list[dict[str, Any]]
+    """The key table (empty for the clear log)."""
 
     @property
     def positions(self) -> list[int]:
         return [row["global_position"] for row in self.events]
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
-    root = tmp_path_factory.mktemp("tamper")
+def make_base(root: Path, encryption: str) -> Base:
     database = root / "base.db"
     turns = write_turns(root / "turns.jsonl")
     with pytest.MonkeyPatch.context() as env:
-        env.setenv("STRATAGATE_ENCRYPTION", "off")  # see clear_content
+        env.setenv("STRATAGATE_ENCRYPTION", encryption)  # see clear_content
         ingest = ["ingest", str(turns), "--database", str(database), "--block-turn-size", "4"]
         assert quiet_main(*ingest) == 0
     engine = create_engine(f"sqlite:///{database}")
     with engine.connect() as conn:
         tables = {
             name: [dict(row._mapping) for row in conn.execute(text(f"SELECT * FROM {name}"))]
-            for name in ("stratagate_events", "stratagate_heads", "stratagate_snapshots")
-        }
+            for name in (
+                "stratagate_events", "stratagate_heads", "stratagate_snapshots", "stratagate_keys"
+            )
+        }  # fmt: skip
     engine.dispose()
     events = sorted(tables["stratagate_events"], key=lambda row: row["global_position"])
     assert tables["stratagate_snapshots"], "the base log has its snapshot"
-    return Base(events, tables["stratagate_heads"], tables["stratagate_snapshots"])
+    return Base(
+        events, tables["stratagate_heads"], tables["stratagate_snapshots"],
+        tables["stratagate_keys"] if encryption == "on" else [],
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
+    return make_base(tmp_path_factory.mktemp("tamper"), "off")
+
+
+@pytest.fixture(scope="module")
+def sealed_base(tmp_path_factory: pytest.TempPathFactory) -> Base:
+    """The same log with its content sealed, and its key table: for the key-table edits."""
+    return make_base(tmp_path_factory.mktemp("tamper-sealed"), "on")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -134,7 +151,10 @@ def _load(engine: Engine, base: Base) -> None:
             ("stratagate_events", base.events),
             ("stratagate_heads", base.heads),
             ("stratagate_snapshots", base.snapshots),
+            ("stratagate_keys", base.keys),
         ):
+            if not rows:
+                continue
             names = list(rows[0])
             statement = text(
                 f"INSERT INTO {table} ({', '.join(names)}) "
@@ -242,10 +262,58 @@ def make_edit(kind: str, base: Base, index: int, other: int) -> Edit:
             return Edit(kind, lambda conn: None, None)  # no text in this row: nothing changes
         rewrite = sql("UPDATE stratagate_events SET payload = REPLACE(payload, '\"content\":\"', '\"content\":\"Forged: ') WHERE global_position = :p", **at)  # fmt: skip
         return Edit(kind, _then_rehash(rewrite, drop_snapshots=True), None, forged=True)
+    if kind in KEY_KINDS:
+        return key_edit(kind, base, index)
     if kind == "truncate_rehashed_unwitnessed":
         cut = sql("DELETE FROM stratagate_events WHERE global_position >= :p", **at)
         return Edit(kind, _then_rehash(cut, drop_snapshots=True), None, forged=True)
     raise AssertionError(kind)
+
+
+KEY_KINDS = [
+    "forge_erasure",
+    "lose_key_row",
+    "change_key_row",
+    "lose_snapshot_key",
+    "null_snapshot_key",
+]
+"""Edits of the key table (on the sealed log): issue 21, findings 1 and 3."""
+
+
+def key_edit(kind: str, base: Base, index: int) -> Edit:
+    """A key-table edit aimed at the content key first used at or after the ``index``-th row;
+    found at that key's first use (a snapshot's key: at the snapshot's position)."""
+    snapshot_at = max(row["position"] for row in base.snapshots)
+    if kind == "lose_snapshot_key":
+        return Edit(kind, sql("DELETE FROM stratagate_keys WHERE key_id LIKE 'snapshot:%'"), snapshot_at)  # fmt: skip
+    if kind == "null_snapshot_key":
+        return Edit(kind, sql("UPDATE stratagate_keys SET material = NULL WHERE key_id LIKE 'snapshot:%'"), snapshot_at)  # fmt: skip
+    used: dict[str, int] = {}
+    for row in base.events:
+        payload = row["payload"]
+        if payload.startswith('{"$sealed":{'):
+            for key_id in orjson.loads(payload)["$sealed"]:
+                used.setdefault(key_id, row["global_position"])
+    later = [k for k, p in sorted(used.items(), key=lambda kv: kv[1]) if p >= base.positions[index]]
+    key_id = (later or list(used))[0]
+    at = {"k": key_id}
+    if kind == "forge_erasure":  # what finding 1 did: the key NULLed, the snapshots deleted
+        forge = sql("UPDATE stratagate_keys SET material = NULL, destroyed_at = '2026-01-01T00:00:00.000000Z' WHERE key_id = :k", **at)  # fmt: skip
+        return Edit(kind, _then(forge, sql("DELETE FROM stratagate_snapshots")), used[key_id])
+    if kind == "lose_key_row":
+        return Edit(kind, _then(sql("DELETE FROM stratagate_keys WHERE key_id = :k", **at), sql("DELETE FROM stratagate_snapshots")), used[key_id])  # fmt: skip
+    changed = sql(
+        "UPDATE stratagate_keys SET material = :m WHERE key_id = :k", m=b"\x07" * 32, **at
+    )
+    return Edit(kind, _then(changed, sql("DELETE FROM stratagate_snapshots")), used[key_id])
+
+
+def _then(*edits: Callable[[Connection], None]) -> Callable[[Connection], None]:
+    def apply(conn: Connection) -> None:
+        for edit in edits:
+            edit(conn)
+
+    return apply
 
 
 def _swap(first: int, second: int) -> Callable[[Connection], None]:
@@ -374,13 +442,19 @@ def check_edit(database: str, edit: Edit) -> None:
     COUNTS[(edit.kind, outcome)] += 1
     # an open ignores a corrupt snapshot (a cache) and checks the head's position and hash, not
     # its count: those are verify's to find
-    if report.ok or edit.kind in ("corrupt_snapshot", "edit_heads"):
+    if edit.kind in ("lose_snapshot_key", "null_snapshot_key"):  # a cache lost: a replay
+        with StrataGate.open(database, NAMESPACE) as memory:
+            assert memory.turn > 0
         return
+    if report.ok or edit.kind in ("corrupt_snapshot", "edit_heads", *KEY_KINDS):
+        return  # the chain holds: the key table is verify's to check
     if edit.forged and "replay fails" not in report.detail:
         return  # a consistent rewrite that only a snapshot contradicts: verify's to find
-    if edit.kind != "truncate_rehashed":  # there the snapshot is the witness: keep it
-        # without the snapshot an open folds every row: it must refuse the damaged log (an
-        # edit under a snapshot is left to verify: an open does not re-hash the past)
+    if edit.forged or edit.kind in ("garble_payload_rehashed", "unknown_type_rehashed"):
+        # a consistent rewrite (re-hashed) under a snapshot is verify's to find (the replay):
+        # without the snapshot an open folds every row and must refuse the damaged log. Every
+        # other edit is refused with the snapshot kept: a writable open walks the whole chain
+        # (issue 21: 73 of 73 edits under the snapshot were opened for writing and appended to)
         engine = create_engine(database if "://" in database else f"sqlite:///{database}")
         with engine.begin() as conn:
             conn.execute(text("DELETE FROM stratagate_snapshots"))
@@ -423,6 +497,24 @@ def test_every_edit_of_a_postgres_log_is_found_at_its_position(
     edit = make_edit(kind, base, index % len(base.events), other % len(base.events))
     with postgres_copy(base, postgres_server) as database:
         check_edit(database, edit)
+
+
+@pytest.mark.parametrize("kind", KEY_KINDS)
+def test_each_key_table_edit_is_found(sealed_base: Base, tmp_path: Path, kind: str) -> None:
+    """The key table is part of the audit: a key row the log uses that is missing, NULL
+    without an erasure event, or changed, and a snapshot whose key is gone."""
+    for index in (0, len(sealed_base.events) // 2):
+        with sqlite_copy(sealed_base, tmp_path) as database:
+            check_edit(database, make_edit(kind, sealed_base, index, 0))
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("kind", KEY_KINDS)
+def test_each_key_table_edit_is_found_on_postgres(
+    sealed_base: Base, postgres_server: str, kind: str
+) -> None:
+    with postgres_copy(sealed_base, postgres_server) as database:
+        check_edit(database, make_edit(kind, sealed_base, len(sealed_base.events) // 2, 0))
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -35,10 +35,18 @@ class Recorder:
 
 
 def request(
-    guard: HttpGuard, *, body: bytes = b"{}", token: str | None = None, client: str = "10.0.0.1"
+    guard: HttpGuard,
+    *,
+    body: bytes = b"{}",
+    token: str | None = None,
+    client: str = "10.0.0.1",
+    headers: list[tuple[bytes, bytes]] | None = None,
 ) -> int:
     """One POST through the guard (the body in 1 KiB chunks); its status."""
-    headers = [(b"authorization", f"Bearer {token}".encode())] if token else []
+    headers = [
+        *(headers or []),
+        *([(b"authorization", f"Bearer {token}".encode())] if token else []),
+    ]
     chunks = [body[i : i + 1024] for i in range(0, len(body), 1024)] or [b""]
     messages = [
         {"type": "http.request", "body": c, "more_body": i < len(chunks) - 1}
@@ -116,3 +124,34 @@ def test_a_bind_beyond_loopback_needs_a_token() -> None:
     check_bind("0.0.0.0", "token")
     with pytest.raises(InvalidInputError, match="reachable from other machines"):
         check_bind("0.0.0.0", None)
+
+
+def test_a_non_canonical_loopback_bind_needs_a_token_too() -> None:
+    """127.0.0.2 (or ::ffff:127.0.0.1) is loopback, but the MCP SDK's DNS-rebinding protection
+    only knows 127.0.0.1, localhost and ::1: any other bind is treated as reachable."""
+    for host in ("127.0.0.2", "127.1.2.3", "::ffff:127.0.0.1", "0.0.0.0", "::"):
+        with pytest.raises(InvalidInputError, match="--host"):
+            check_bind(host, None)
+        check_bind(host, "token")
+    for host in ("127.0.0.1", "localhost", "::1", "[::1]"):
+        check_bind(host, None)
+
+
+def test_each_client_id_of_one_address_gets_its_own_bucket() -> None:
+    """Local agents share 127.0.0.1: the bucket is per address *and* client id (the MCP
+    session, or the X-StrataGate-Client header), so one busy agent does not starve the rest."""
+    clock = Clock()
+    guard = HttpGuard(Recorder(), GuardSettings(rate=1.0, burst=2), clock=clock)
+
+    def call(client_id: str | None, session: str | None = None) -> int:
+        extra = []
+        if client_id is not None:
+            extra.append((b"x-stratagate-client", client_id.encode()))
+        if session is not None:
+            extra.append((b"mcp-session-id", session.encode()))
+        return request(guard, headers=extra)
+
+    assert [call("agent-a") for _ in range(3)] == [200, 200, 429]
+    assert [call("agent-b") for _ in range(2)] == [200, 200]
+    assert [call(None, session="s1") for _ in range(3)] == [200, 200, 429]
+    assert call(None, session="s2") == 200

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stratagate.errors import InvalidInputError
+from stratagate.integrations.http_guard import host_allowed, host_name, origin_allowed
 from stratagate.integrations.ui.api import MAX_LIMIT, MAX_SEARCH, Params, page
-from stratagate.integrations.ui.app import host_allowed, host_name, origin_allowed
 
 
 @pytest.mark.parametrize(
@@ -89,3 +89,10 @@ def test_pages_cover_the_items_once(total: int, offset: int, limit: int) -> None
             break
         at = got["next"]
     assert shown == items[offset:]
+
+
+def test_a_non_canonical_loopback_bind_answers_to_its_own_address_and_loopback_names() -> None:
+    assert host_allowed("127.0.0.2:8766", "127.0.0.2")
+    assert host_allowed("localhost:8766", "127.0.0.2")
+    assert not host_allowed("rebound.example:8766", "127.0.0.2")
+    assert not host_allowed("127.0.0.3:8766", "127.0.0.2")

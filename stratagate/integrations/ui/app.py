@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 from starlette.applications import Starlette
@@ -30,12 +29,12 @@ from stratagate.integrations.http_guard import (
     App,
     GuardSettings,
     HttpGuard,
+    Origins,
     Receive,
     Scope,
     Send,
-    header,
-    is_loopback,
-    respond,
+    host_allowed,
+    origin_allowed,
 )
 from stratagate.integrations.ui import api
 from stratagate.integrations.ui.catalog import Catalog
@@ -57,7 +56,6 @@ SECURITY_HEADERS = {
     "referrer-policy": "no-referrer",
     "cache-control": "no-store",
 }
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 MAX_UI_BODY_BYTES = 1024
 """The UI takes no bodies (GET only): anything larger is refused before it is read."""
 
@@ -157,52 +155,6 @@ def build_app(catalog: Catalog) -> Starlette:
         ],
         exception_handlers={HTTPException: http_error},
     )
-
-
-def host_name(value: str) -> str:
-    """The host part of a ``Host`` header (``[::1]:8766`` → ``[::1]``)."""
-    if value.startswith("["):
-        return value[: value.find("]") + 1]
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
-def host_allowed(host: str | None, bind: str) -> bool:
-    """A loopback server answers only to loopback names (a DNS-rebinding page's Host is its
-    own); beyond loopback the token decides, so any Host is let through."""
-    if not is_loopback(bind):
-        return True
-    return host is not None and host_name(host).lower() in LOOPBACK_NAMES
-
-
-def origin_allowed(origin: str | None, host: str | None) -> bool:
-    """No ``Origin`` (a same-origin GET, a script) or this very server's: nothing cross-site."""
-    if origin is None:
-        return True
-    parts = urlsplit(origin)
-    return parts.scheme in ("http", "https") and host is not None and parts.netloc == host
-
-
-@dataclass(frozen=True)
-class Origins:
-    """Host and Origin checks in front of an app (421 and 403, as the MCP SDK answers)."""
-
-    app: App
-    bind: str
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            host = _text(header(scope, b"host"))
-            if not host_allowed(host, self.bind):
-                await respond(send, 421, "this server answers only to its loopback address")
-                return
-            if not origin_allowed(_text(header(scope, b"origin")), host):
-                await respond(send, 403, "requests from another origin are refused")
-                return
-        await self.app(scope, receive, send)
-
-
-def _text(value: bytes | None) -> str | None:
-    return None if value is None else value.decode("latin-1")
 
 
 @dataclass(frozen=True)
