@@ -8,7 +8,6 @@ the ``EventStore`` protocol of ``stratagate.store.records`` over the tables of
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import itertools
 import os
@@ -129,6 +128,8 @@ class SqlEventStore:
         event.listen(engine, "before_cursor_execute", self.counters.count_statement)
         self._probe = _HeadProbe(engine.url.database) if self._file_backed else None
         self._turns = _ENGINE_TURNS.setdefault(engine, threading.RLock())
+        self._held = threading.local()
+        """PostgreSQL: the namespaces whose decision lock this thread holds, and how deep."""
         self._writers = self._decisions = None
         if self._file_backed and not read_only:
             self._writers = _FileQueue(f"{engine.url.database}.writers")
@@ -398,22 +399,31 @@ class SqlEventStore:
         check_name("namespace", namespace)
         self._ensure_open()
         if self._postgres:
-            with self.engine.connect() as conn:
-                conn.execution_options(isolation_level="AUTOCOMMIT")
-                key = {"key": f"stratagate turns {namespace}"}
-                try:
-                    conn.exec_driver_sql(
-                        "SELECT pg_advisory_lock(hashtextextended(%(key)s, 0))", key
-                    )
-                except SQLAlchemyError as exc:
-                    raise StorageError(f"taking the decision lock failed: {_detail(exc)}") from exc
+            held: dict[str, int] = self._held.__dict__.setdefault("depth", {})
+            if held.get(namespace):  # this thread holds it already: a flow's stage
+                held[namespace] += 1
                 try:
                     yield
                 finally:
-                    with contextlib.suppress(SQLAlchemyError):
-                        conn.exec_driver_sql(
-                            "SELECT pg_advisory_unlock(hashtextextended(%(key)s, 0))", key
-                        )
+                    held[namespace] -= 1
+                return
+            # a transaction's advisory lock, on a connection of its own: it ends with the
+            # transaction, so no path leaves it held on a pooled connection
+            key = {"key": f"stratagate turns {namespace}"}
+            try:
+                with self.engine.connect() as conn, conn.begin():
+                    conn.exec_driver_sql(
+                        "SELECT pg_advisory_xact_lock(hashtextextended("
+                        "current_schema() || ' ' || %(key)s, 0))",
+                        key,
+                    )
+                    held[namespace] = 1
+                    try:
+                        yield
+                    finally:
+                        held[namespace] = 0
+            except SQLAlchemyError as exc:
+                raise StorageError(f"the decision lock failed: {_detail(exc)}") from exc
             return
         if self._decisions is None:
             with self._turns:
