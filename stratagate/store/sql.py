@@ -394,8 +394,9 @@ class SqlEventStore:
     @contextmanager
     def taking_turns(self, namespace: str) -> Iterator[None]:
         """The namespace's decision lock (see ``EventLog.taking_turns``): an exclusive ``flock``
-        on ``<database>.turns`` for a SQLite file (processes of one machine), a session advisory
-        lock on PostgreSQL (any machine), a thread lock for a database in memory."""
+        on ``<database>.turns`` for a SQLite file (processes of one machine), a transaction's
+        advisory lock on PostgreSQL (any machine), a thread lock for a database in memory; the
+        thread that holds it takes it again freely."""
         check_name("namespace", namespace)
         self._ensure_open()
         if self._postgres:
