@@ -257,7 +257,7 @@ def test_erasure_reports_whether_the_key_bytes_left_the_file(tmp_path: Path) -> 
         keys = [k for k in memory_key_ids(database) if k.startswith("thread:secret")]
         material = _key_bytes(database, keys)
         assert material
-        reader = sqlite3.connect(database, isolation_level=None)
+        reader = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
         reader.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the keys now in the main file
         reader.execute("BEGIN")
         reader.execute("SELECT count(*) FROM stratagate_events").fetchall()  # holds the WAL
