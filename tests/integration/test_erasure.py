@@ -222,7 +222,8 @@ def test_erasing_a_namespace_leaves_no_name_title_or_query(tmp_path: Path) -> No
     left = [
         text
         for text in sorted(names | titles | {"zebrafish migration", "Quentin Marlowe"})
-        if len(text) > 3 and text.encode() in raw and text.encode() not in blank
+        # four bytes turn up by chance in a megabyte of ciphertext now and then (CI met "Expo")
+        if len(text) > 4 and text.encode() in raw and text.encode() not in blank
     ]
     assert left == []
 

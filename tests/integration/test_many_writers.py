@@ -84,7 +84,7 @@ def check_log(memory: StrataGate, threads: dict[str, int], *, block: int = 4) ->
     assert set(started.values()) <= {1}, "an extraction was claimed twice"
     sealed = Counter((r.data["thread_id"], r.data["start_turn"]) for r in history
                      if r.type == "BlockSealed")  # fmt: skip
-    assert set(sealed.values()) == {1}, "a block was sealed twice"
+    assert set(sealed.values()) <= {1}, "a block was sealed twice"
     assert memory.verify().ok
 
 
@@ -119,17 +119,20 @@ def test_one_of_three_writers_killed_mid_call_loses_nothing(
     announce = tmp_path / "announce"
     victim = start_writer(database, "victim", tmp_path, expect=2, turns=8, models="callbacks",
                           hang=str(announce))  # fmt: skip
-    others = [
-        start_writer(database, t, tmp_path, expect=2, turns=8, models="callbacks")
-        for t in ("w0", "w1")
-    ]
-    for child in [victim, *others]:
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    assert victim.stdout is not None and victim.stdout.readline().strip() == "ready"
     (tmp_path / "go").touch()
     deadline = time.monotonic() + 120
     while not announce.exists():  # the victim holds a seal claim and hangs in its summarizer
         assert victim.poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
+    # the other two write beside the hanging victim (they leave its live claim alone) ...
+    others = [
+        start_writer(database, t, tmp_path, expect=2, turns=8, models="callbacks")
+        for t in ("w0", "w1")
+    ]
+    for child in others:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        assert child.stdout.readline().startswith("ack ")  # ... and are writing
     victim.send_signal(signal.SIGKILL)
     output, _ = victim.communicate(timeout=30)
     acked = [line.split()[1] for line in output.splitlines() if line.startswith("ack ")]
