@@ -905,7 +905,8 @@ class _FileQueue:
 class _HeadProbe:
     """A SQLite file's namespace heads read on a connection of their own, in autocommit: a
     handle asks before every decision whether another process appended, and through the pool
-    and a transaction that question cost 20 times more (130 µs against 6 µs)."""
+    and a transaction that question cost several times more (timed ad hoc over 2,000 calls on
+    one file: 130 µs through the pool, 17 µs here)."""
 
     def __init__(self, path: str | None) -> None:
         self.path = path or ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -23,9 +24,9 @@ from tests.support.fakes import HangOn, KeywordExtractor, TitleSummarizer, UsesP
 WAIT_S = 300.0
 
 
-def wait_for(condition: object, what: str) -> None:
+def wait_for(condition: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + WAIT_S
-    while not condition():  # type: ignore[operator]
+    while not condition():
         if time.monotonic() > deadline:
             raise SystemExit(f"gave up waiting for {what}")
         time.sleep(0.01)
