@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from projections.replay import PAGE_SIZE, apply_at, decode_at, hydrate, save_snapshot
 from projections.state import NamespaceState
+from stratagate.actors.snapshot_writer import SnapshotWriter
 from stratagate.errors import KeyRaceError
 from stratagate.events import ERASURE_TYPES, DomainEvent, Recorded
 from stratagate.events.codec import encode_all
@@ -63,14 +64,16 @@ class LiveState:
         self.counters = LiveCounters()
         self.keys = keys_for(store, namespace)
         self.components = components
+        self.snapshots = SnapshotWriter(store, namespace, components, snapshot_key)
+        """Writes the periodic snapshots in the background (``snapshot`` writes one now)."""
+        self._requested_at = 0
         self._hydrate()
 
     def _hydrate(self) -> None:
         self.state, self.from_snapshot = hydrate(
             self.store, self.namespace, self.snapshot_key, self.components
         )
-        self.snapshot_position = self.state.position if self.from_snapshot else 0
-        """The position of the last snapshot this state wrote or was restored from."""
+        self._snapshot_position = self.state.position if self.from_snapshot else 0
         self._handled = self.state.handled_types
         self._last_hash: str | None = GENESIS_HASH if self.state.position == 0 else None
         """Hash of the last row folded, when known (unknown after a snapshot restore)."""
@@ -80,6 +83,7 @@ class LiveState:
     def rehydrate(self) -> None:
         """Drop the cached keys and the folded state, and fold the log again (after an
         erasure: the erased content now reads redacted, and no copy of it stays here)."""
+        self.snapshots.fence()
         self.keys.forget()
         self._hydrate()
 
@@ -148,6 +152,8 @@ class LiveState:
         and no erasure since the state's position; otherwise ``StaleHandleError``, nothing
         appended."""
         expected = self.version(stream) if expected_version is None else expected_version
+        if any(event.type in ERASURE_TYPES for event in events):
+            self.snapshots.fence()  # no snapshot of what this erasure destroys may be saved
         fence = Fence(self.state.position, ERASURE_TYPES)
         rows = self.store.append(
             self.namespace,
@@ -192,21 +198,32 @@ class LiveState:
                     raise
         raise AssertionError("unreachable")
 
+    @property
+    def snapshot_position(self) -> int:
+        """The position of the last snapshot this state wrote or was restored from."""
+        return max(self._snapshot_position, self.snapshots.position)
+
     def snapshot(self) -> None:
-        """Write a snapshot of the current state now (another writer's key race on the
-        snapshot's key costs one more try)."""
+        """Write a snapshot of the current state now, after any background write in flight
+        (another writer's key race on the snapshot's key costs one more try)."""
+        self.snapshots.join()
         try:
             save_snapshot(self.store, self.state, self.snapshot_key)
         except KeyRaceError:
             save_snapshot(self.store, self.state, self.snapshot_key)
-        self.snapshot_position = self.state.position
+        self._snapshot_position = self.state.position
+
+    def close(self) -> None:
+        """Finish (or, past its timeout, abandon with a logged reason) the background write."""
+        self.snapshots.close()
 
     def _maybe_snapshot(self) -> None:
-        if (
-            self.snapshot_every
-            and self.state.position - self.snapshot_position >= self.snapshot_every
-        ):
-            self.snapshot()
+        """Every ``snapshot_every`` events, ask the background writer for a snapshot: the turn
+        never serialises the state nor waits for a write."""
+        since = max(self.snapshot_position, self._requested_at)
+        if self.snapshot_every and self.state.position - since >= self.snapshot_every:
+            if self.snapshots.request():
+                self._requested_at = self.state.position
 
 
 def fresh_state(namespace: str, components: Iterable[str] | None) -> NamespaceState:

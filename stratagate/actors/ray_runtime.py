@@ -212,6 +212,7 @@ class RoleActor:
         if current is None:
             return 0
         live = current.live
+        live.close()  # the background snapshot in flight: finished, or skipped (logged)
         if live.state.position - live.snapshot_position >= RELEASE_SNAPSHOT_MIN:
             live.snapshot()
         return live.state.position

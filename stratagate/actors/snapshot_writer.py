@@ -1,0 +1,172 @@
+"""Snapshots written off the turn path, by a background thread, of a state of their own.
+
+A turn only asks for a snapshot (``request``: a flag and, at most, a thread started); the
+thread hydrates its own state from the last snapshot plus the log tail — never the live state,
+which the turns keep folding — and saves it. So what is serialised is a consistent state at
+one position that nothing else mutates, and the saved snapshot is provably equal to a replay
+(it carries that position and the digest). A failed write is counted and reported, never
+raised into a turn. The thread gives the GIL up between pages of the fold (``YIELD_S``), so a
+turn waits at most about one page's fold for it.
+
+Erasure: an in-process erasure ``fence``s the writer first (waits for a write in flight and
+voids a job that started before it), and a job whose fold meets an erasure event, or that sees
+one appended before it saves, saves nothing: a snapshot must never hold content an erasure
+destroyed (the erasure deletes the snapshots after its keys).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from projections.replay import PAGE_SIZE, apply_at, iter_records, load_snapshot, save_snapshot
+from projections.state import NamespaceState
+from stratagate.errors import KeyRaceError
+from stratagate.events import ERASURE_TYPES
+from stratagate.store import EventStore
+
+LOG = logging.getLogger(__name__)
+
+YIELD_EVERY = 50
+"""Events the writer folds between two short sleeps (each gives a waiting turn the GIL)."""
+YIELD_S = 0.0005
+JOIN_TIMEOUT_S = 120.0
+"""How long ``close`` waits for a write in flight before it gives up on it (and says so)."""
+
+
+@dataclass
+class WriterCounters:
+    """What the background writer did."""
+
+    requested: int = 0
+    written: int = 0
+    skipped: int = 0
+    failed: int = 0
+    last_skip: str = ""
+    last_error: str = ""
+
+
+class SnapshotSkipped(Exception):
+    """A background snapshot that was not written, and why (an expected outcome)."""
+
+
+class SnapshotWriter:
+    """Writes the snapshot ``key`` of a namespace in a background thread, one at a time."""
+
+    def __init__(
+        self, store: EventStore, namespace: str, components: Iterable[str] | None, key: str
+    ) -> None:
+        self.store = store
+        self.namespace = namespace
+        self.components = None if components is None else tuple(components)
+        self.key = key
+        self.counters = WriterCounters()
+        self.position = 0
+        """The position of the last snapshot this writer saved."""
+        self._thread: threading.Thread | None = None
+        self._save_lock = threading.Lock()
+        """Held while a snapshot is saved, and by ``fence`` (a save never crosses an erasure)."""
+        self._generation = 0
+        self._closed = False
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def request(self) -> bool:
+        """Start a background write unless one is running (or the writer is closed); never
+        blocks. Returns whether a write was started."""
+        if self._closed or self.busy:
+            return False
+        self.counters.requested += 1
+        generation = self._generation
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(generation,),
+            name=f"stratagate-snapshot-{self.namespace}-{self.key}",
+            daemon=True,
+        )
+        self._thread.start()
+        return True
+
+    def fence(self) -> None:
+        """Void any write in flight (an erasure is about to be appended or was): waits for a
+        save under way, and the job that started before this call saves nothing."""
+        with self._save_lock:
+            self._generation += 1
+
+    def join(self, timeout: float = JOIN_TIMEOUT_S) -> None:
+        """Wait for a write in flight; one still running after ``timeout`` is abandoned
+        (logged, counted as skipped: it is only a cache)."""
+        thread = self._thread
+        if thread is None:
+            return
+        thread.join(timeout)
+        if thread.is_alive():
+            self.fence()  # it may finish its fold, but it will not save
+            self._skip(f"still running after {timeout:.0f} s at close")
+
+    def close(self) -> None:
+        """No further writes; the one in flight is finished (or abandoned with a reason)."""
+        self._closed = True
+        self.join()
+
+    # -- the background thread ----------------------------------------------------------------
+
+    def _run(self, generation: int) -> None:
+        try:
+            state = self._fold()
+            with self._save_lock:
+                if generation != self._generation:
+                    raise SnapshotSkipped("an erasure or rehydration came first")
+                self._check_no_erasure_after(state.position)
+                try:
+                    save_snapshot(self.store, state, self.key)
+                except KeyRaceError:  # another writer stored the snapshot key first
+                    save_snapshot(self.store, state, self.key)
+                self.position = state.position
+            self.counters.written += 1
+        except SnapshotSkipped as skipped:
+            self._skip(str(skipped))
+        except Exception as exc:  # a cache write: never raised into a turn, always reported
+            self.counters.failed += 1
+            self.counters.last_error = f"{type(exc).__name__}: {exc}"
+            LOG.warning("snapshot %r of namespace %r failed: %s", self.key, self.namespace, exc)
+
+    def _skip(self, reason: str) -> None:
+        self.counters.skipped += 1
+        self.counters.last_skip = reason
+        LOG.info("snapshot %r of namespace %r skipped: %s", self.key, self.namespace, reason)
+
+    def _fold(self) -> NamespaceState:
+        """The last snapshot (or nothing) plus every row after it (chain-checked), with a short
+        sleep every ``YIELD_EVERY`` events."""
+        state = load_snapshot(self.store, self.namespace, self.key, self.components)
+        if state is None:
+            state = NamespaceState(self.namespace, self.components)
+        for count, recorded in enumerate(
+            iter_records(self.store, self.namespace, after=state.position), start=1
+        ):
+            if recorded.event.type in ERASURE_TYPES:
+                raise SnapshotSkipped(f"an erasure at global position {recorded.position}")
+            apply_at(state, recorded)
+            if count % YIELD_EVERY == 0:
+                time.sleep(YIELD_S)
+        return state
+
+    def _check_no_erasure_after(self, position: int) -> None:
+        """Raise ``SnapshotSkipped`` when an erasure was appended after ``position``."""
+        while True:
+            rows = self.store.read(self.namespace, after=position, limit=PAGE_SIZE)
+            for row in rows:
+                if row.event_type in ERASURE_TYPES:
+                    raise SnapshotSkipped(f"an erasure at global position {row.global_position}")
+            if len(rows) < PAGE_SIZE:
+                return
+            position = rows[-1].global_position
+
+
+__all__ = ["SnapshotSkipped", "SnapshotWriter", "WriterCounters"]
