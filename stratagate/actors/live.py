@@ -221,9 +221,9 @@ class LiveState:
         """Every ``snapshot_every`` events, ask the background writer for a snapshot: the turn
         never serialises the state nor waits for a write."""
         since = max(self.snapshot_position, self._requested_at)
-        if self.snapshot_every and self.state.position - since >= self.snapshot_every:
-            if self.snapshots.request():
-                self._requested_at = self.state.position
+        due = self.snapshot_every and self.state.position - since >= self.snapshot_every
+        if due and self.snapshots.request():
+            self._requested_at = self.state.position
 
 
 def fresh_state(namespace: str, components: Iterable[str] | None) -> NamespaceState:
