@@ -16,7 +16,7 @@ from projections.cards import EventsModel
 from projections.element_facts import ElementsModel
 from projections.jobs import JobsModel
 from projections.pointers import DecayModel
-from projections.read_model import ReadModel, data_digest
+from projections.read_model import ReadModel
 from projections.search_index import EventSearchIndex, SearchIndex
 from projections.usage import WeightsModel
 from stratagate.events import Recorded, canonical_json
@@ -56,13 +56,6 @@ def resolve_components(names: Iterable[str] | None) -> tuple[str, ...]:
 def combined_digest(digests: dict[str, str]) -> str:
     """The state digest from its models' digests."""
     return hashlib.sha256(canonical_json(digests).encode()).hexdigest()
-
-
-def snapshot_digest(snapshot: dict[str, Any]) -> str:
-    """The digest of the state ``snapshot`` was taken from, computed from the data alone."""
-    return combined_digest(
-        {name: data_digest(entry["data"]) for name, entry in snapshot["models"].items()}
-    )
 
 
 class NamespaceState:
