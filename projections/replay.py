@@ -33,7 +33,12 @@ for the digest as stored, so a restore hashes bytes instead of serialising the s
 
 
 def iter_records(
-    store: EventStore, namespace: str, *, after: int = 0, until: int | None = None
+    store: EventStore,
+    namespace: str,
+    *,
+    after: int = 0,
+    until: int | None = None,
+    keys: NamespaceKeys | None = None,
 ) -> Iterator[Recorded]:
     """Decoded events of a namespace with ``after < position <= until``, in order, paged.
 
@@ -43,7 +48,7 @@ def iter_records(
     """
     prev_hash = GENESIS_HASH if after == 0 else _hash_at(store, namespace, after)
     position = after
-    keys = keys_for(store, namespace)
+    keys = keys or keys_for(store, namespace)
     while True:
         rows = store.read(namespace, after=position, limit=PAGE_SIZE)
         for row in rows:
@@ -239,13 +244,18 @@ def save_snapshot(store: EventStore, state: NamespaceState, key: str) -> Snapsho
 
 
 def load_snapshot(
-    store: EventStore, namespace: str, key: str, components: Iterable[str] | None = None
+    store: EventStore,
+    namespace: str,
+    key: str,
+    components: Iterable[str] | None = None,
+    keys: NamespaceKeys | None = None,
 ) -> NamespaceState | None:
     """The snapshot's state if its data still has the recorded digest and holds the wanted
     models. The digest is taken over the stored data, not the restored models: that restores
     are exact is what the replay state machine test checks after every step."""
     snapshot = store.load_snapshot(namespace, key)
-    state = None if snapshot is None else restore_snapshot(snapshot, keys_for(store, namespace))
+    keys = keys or keys_for(store, namespace)
+    state = None if snapshot is None else restore_snapshot(snapshot, keys)
     if state is None or state.components != resolve_components(components):
         return None
     return state

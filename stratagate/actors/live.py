@@ -205,8 +205,10 @@ class LiveState:
 
     def snapshot(self) -> None:
         """Write a snapshot of the current state now, after any background write in flight
-        (another writer's key race on the snapshot's key costs one more try)."""
+        and a look for what others appended (an erasure elsewhere is folded first); another
+        writer's key race on the snapshot's key costs one more try."""
         self.snapshots.join()
+        self.refresh()
         try:
             save_snapshot(self.store, self.state, self.snapshot_key)
         except KeyRaceError:

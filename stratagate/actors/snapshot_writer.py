@@ -1,17 +1,18 @@
-"""Snapshots written off the turn path, by a background thread, of a state of their own.
+"""Snapshots written off the turn path, by a background thread, of a state of its own.
 
 A turn only asks for a snapshot (``request``: a flag and, at most, a thread started); the
 thread hydrates its own state from the last snapshot plus the log tail — never the live state,
 which the turns keep folding — and saves it. So what is serialised is a consistent state at
 one position that nothing else mutates, and the saved snapshot is provably equal to a replay
-(it carries that position and the digest). A failed write is counted and reported, never
-raised into a turn. The thread gives the GIL up between pages of the fold (``YIELD_S``), so a
-turn waits at most about one page's fold for it.
+(it carries that position and the digest). A failed write is counted and logged, never raised
+into a turn. The thread sleeps briefly every ``YIELD_EVERY`` events, so a turn waiting for the
+GIL gets it within about that much folding.
 
-Erasure: an in-process erasure ``fence``s the writer first (waits for a write in flight and
-voids a job that started before it), and a job whose fold meets an erasure event, or that sees
-one appended before it saves, saves nothing: a snapshot must never hold content an erasure
-destroyed (the erasure deletes the snapshots after its keys).
+Erasure: the job reads with keys of its own, loaded after it noted which keys were already
+destroyed; if any other key is destroyed before it saves (an erasure, in any process), it
+saves nothing — a snapshot never holds content an erasure destroyed. An erasure in this
+process also ``fence``s the writer before its event is appended: it waits for a save in flight
+and voids the job under way.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from projections.replay import PAGE_SIZE, apply_at, iter_records, load_snapshot, save_snapshot
+from projections.replay import apply_at, iter_records, load_snapshot, save_snapshot
 from projections.state import NamespaceState
 from stratagate.errors import KeyRaceError
-from stratagate.events import ERASURE_TYPES
 from stratagate.store import EventStore
+from stratagate.store.keys import NamespaceKeys, keyring_for
 
 LOG = logging.getLogger(__name__)
 
@@ -118,11 +119,13 @@ class SnapshotWriter:
 
     def _run(self, generation: int) -> None:
         try:
-            state = self._fold()
+            destroyed = self._destroyed_keys()
+            state = self._fold(NamespaceKeys(keyring_for(self.store), self.namespace))
             with self._save_lock:
                 if generation != self._generation:
-                    raise SnapshotSkipped("an erasure or rehydration came first")
-                self._check_no_erasure_after(state.position)
+                    raise SnapshotSkipped("an erasure or rehydration in this process came first")
+                if self._destroyed_keys() - destroyed:
+                    raise SnapshotSkipped("data keys were destroyed while it was folded")
                 try:
                     save_snapshot(self.store, state, self.key)
                 except KeyRaceError:  # another writer stored the snapshot key first
@@ -136,37 +139,26 @@ class SnapshotWriter:
             self.counters.last_error = f"{type(exc).__name__}: {exc}"
             LOG.warning("snapshot %r of namespace %r failed: %s", self.key, self.namespace, exc)
 
+    def _destroyed_keys(self) -> set[str]:
+        return {k.key_id for k in self.store.load_keys(self.namespace) if k.material is None}
+
     def _skip(self, reason: str) -> None:
         self.counters.skipped += 1
         self.counters.last_skip = reason
         LOG.info("snapshot %r of namespace %r skipped: %s", self.key, self.namespace, reason)
 
-    def _fold(self) -> NamespaceState:
-        """The last snapshot (or nothing) plus every row after it (chain-checked), with a short
-        sleep every ``YIELD_EVERY`` events."""
-        state = load_snapshot(self.store, self.namespace, self.key, self.components)
+    def _fold(self, keys: NamespaceKeys) -> NamespaceState:
+        """The last snapshot (or nothing) plus every row after it (chain-checked), read with
+        ``keys``, with a short sleep every ``YIELD_EVERY`` events."""
+        state = load_snapshot(self.store, self.namespace, self.key, self.components, keys)
         if state is None:
             state = NamespaceState(self.namespace, self.components)
-        for count, recorded in enumerate(
-            iter_records(self.store, self.namespace, after=state.position), start=1
-        ):
-            if recorded.event.type in ERASURE_TYPES:
-                raise SnapshotSkipped(f"an erasure at global position {recorded.position}")
+        rows = iter_records(self.store, self.namespace, after=state.position, keys=keys)
+        for count, recorded in enumerate(rows, start=1):
             apply_at(state, recorded)
             if count % YIELD_EVERY == 0:
                 time.sleep(YIELD_S)
         return state
-
-    def _check_no_erasure_after(self, position: int) -> None:
-        """Raise ``SnapshotSkipped`` when an erasure was appended after ``position``."""
-        while True:
-            rows = self.store.read(self.namespace, after=position, limit=PAGE_SIZE)
-            for row in rows:
-                if row.event_type in ERASURE_TYPES:
-                    raise SnapshotSkipped(f"an erasure at global position {row.global_position}")
-            if len(rows) < PAGE_SIZE:
-                return
-            position = rows[-1].global_position
 
 
 __all__ = ["SnapshotSkipped", "SnapshotWriter", "WriterCounters"]
