@@ -152,7 +152,8 @@ class LiveState:
         and no erasure since the state's position; otherwise ``StaleHandleError``, nothing
         appended."""
         expected = self.version(stream) if expected_version is None else expected_version
-        if any(event.type in ERASURE_TYPES for event in events):
+        erasing = any(event.type in ERASURE_TYPES for event in events)
+        if erasing:
             self.snapshots.fence()  # no snapshot of what this erasure destroys may be saved
         fence = Fence(self.state.position, ERASURE_TYPES)
         rows = self.store.append(
@@ -183,7 +184,8 @@ class LiveState:
             self.counters.appends_folded_directly += 1
         else:
             self._catch_up(until=None)
-        self._maybe_snapshot()
+        if not erasing:  # the erasure's keys are destroyed next, then the state is rebuilt
+            self._maybe_snapshot()
         return rows
 
     def _encode(self, events: Sequence[DomainEvent], command_id: str) -> list[NewEvent]:

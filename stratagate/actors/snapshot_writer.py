@@ -9,10 +9,11 @@ into a turn. The thread sleeps briefly every ``YIELD_EVERY`` events, so a turn w
 GIL gets it within about that much folding.
 
 Erasure: the job reads with keys of its own, loaded after it noted which keys were already
-destroyed; if any other key is destroyed before it saves (an erasure, in any process), it
-saves nothing — a snapshot never holds content an erasure destroyed. An erasure in this
-process also ``fence``s the writer before its event is appended: it waits for a save in flight
-and voids the job under way.
+destroyed; if any other key is destroyed before it saves, or it folded an erasure whose keys
+are not destroyed yet (the erasure's writer destroys them just after appending it), it saves
+nothing — a snapshot never holds content an erasure destroyed. An erasure in this process also
+``fence``s the writer before its event is appended (waits for a save in flight and voids the
+job under way), and its append asks for no snapshot.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from projections.replay import apply_at, iter_records, load_snapshot, save_snapshot
 from projections.state import NamespaceState
 from stratagate.errors import KeyRaceError
+from stratagate.events import EventErased, NamespaceErased, ThreadErased
 from stratagate.store import EventStore
 from stratagate.store.keys import NamespaceKeys, keyring_for
 
@@ -34,6 +36,7 @@ LOG = logging.getLogger(__name__)
 YIELD_EVERY = 50
 """Events the writer folds between two short sleeps (each gives a waiting turn the GIL)."""
 YIELD_S = 0.0005
+ERASURES = (ThreadErased, EventErased, NamespaceErased)
 JOIN_TIMEOUT_S = 120.0
 """How long ``close`` waits for a write in flight before it gives up on it (and says so)."""
 
@@ -120,12 +123,16 @@ class SnapshotWriter:
     def _run(self, generation: int) -> None:
         try:
             destroyed = self._destroyed_keys()
-            state = self._fold(NamespaceKeys(keyring_for(self.store), self.namespace))
+            erased: set[str] = set()
+            state = self._fold(NamespaceKeys(keyring_for(self.store), self.namespace), erased)
             with self._save_lock:
                 if generation != self._generation:
                     raise SnapshotSkipped("an erasure or rehydration in this process came first")
-                if self._destroyed_keys() - destroyed:
+                now = self._destroyed_keys()
+                if now - destroyed:
                     raise SnapshotSkipped("data keys were destroyed while it was folded")
+                if erased - now:
+                    raise SnapshotSkipped("it folded an erasure whose keys are not destroyed yet")
                 try:
                     save_snapshot(self.store, state, self.key)
                 except KeyRaceError:  # another writer stored the snapshot key first
@@ -147,15 +154,18 @@ class SnapshotWriter:
         self.counters.last_skip = reason
         LOG.info("snapshot %r of namespace %r skipped: %s", self.key, self.namespace, reason)
 
-    def _fold(self, keys: NamespaceKeys) -> NamespaceState:
+    def _fold(self, keys: NamespaceKeys, erased: set[str]) -> NamespaceState:
         """The last snapshot (or nothing) plus every row after it (chain-checked), read with
-        ``keys``, with a short sleep every ``YIELD_EVERY`` events."""
+        ``keys``, with a short sleep every ``YIELD_EVERY`` events; the keys the erasures
+        folded name are added to ``erased``."""
         state = load_snapshot(self.store, self.namespace, self.key, self.components, keys)
         if state is None:
             state = NamespaceState(self.namespace, self.components)
         rows = iter_records(self.store, self.namespace, after=state.position, keys=keys)
         for count, recorded in enumerate(rows, start=1):
             apply_at(state, recorded)
+            if isinstance(recorded.event, ERASURES):
+                erased.update(recorded.event.keys)
             if count % YIELD_EVERY == 0:
                 time.sleep(YIELD_S)
         return state
