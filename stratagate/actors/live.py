@@ -102,13 +102,16 @@ class LiveState:
     def refresh(self) -> int:
         """Fold what other writers appended since the last look; returns how many events.
         Costs one head probe when nothing is new."""
-        self.counters.head_probes += 1
-        if self.store.head(self.namespace) <= self.state.position:
-            return 0
-        count = self._catch_up(until=None)
+        count = self._fold_new()
         if count:
             self._maybe_snapshot()
         return count
+
+    def _fold_new(self) -> int:
+        self.counters.head_probes += 1
+        if self.store.head(self.namespace) <= self.state.position:
+            return 0
+        return self._catch_up(until=None)
 
     def _catch_up(self, until: int | None) -> int:
         count = 0
@@ -210,7 +213,7 @@ class LiveState:
         and a look for what others appended (an erasure elsewhere is folded first); another
         writer's key race on the snapshot's key costs one more try."""
         self.snapshots.join()
-        self.refresh()
+        self._fold_new()
         try:
             save_snapshot(self.store, self.state, self.snapshot_key)
         except KeyRaceError:
