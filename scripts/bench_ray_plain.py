@@ -52,6 +52,22 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def process_name(pid: int) -> str:
+    """What a process is: Ray's title for its workers (``ray::HostActor``), else its program."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            words = cmdline.read().split(b"\0")
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return "?"
+    first = words[0].decode(errors="replace").split()[0] if words and words[0] else "?"
+    if first.startswith("ray::"):
+        return first
+    program = os.path.basename(first)
+    if program.startswith("python") and len(words) > 1:
+        return f"python {os.path.basename(words[1].decode(errors='replace'))}"
+    return program
+
+
 @contextmanager
 def tree_sampler(every: float = 0.5) -> Iterator[dict[str, Any]]:
     """Samples this process and all below it until the block ends: peak total RSS (MiB), peak
@@ -59,6 +75,7 @@ def tree_sampler(every: float = 0.5) -> Iterator[dict[str, Any]]:
     root = os.getpid()
     first: dict[int, float] = {}
     last: dict[int, float] = {}
+    names: dict[int, str] = {}
     seen: dict[str, Any] = {"rss_mb": 0.0, "processes": 0}
 
     def look(initial: bool) -> None:
@@ -71,6 +88,7 @@ def tree_sampler(every: float = 0.5) -> Iterator[dict[str, Any]]:
                 first[pid] = used
             first.setdefault(pid, 0.0)
             last[pid] = used
+            names[pid] = process_name(pid)
         seen["rss_mb"] = max(seen["rss_mb"], sum(rss_mb(pid) for pid in pids))
         seen["processes"] = max(seen["processes"], len(pids))
 
@@ -91,6 +109,10 @@ def tree_sampler(every: float = 0.5) -> Iterator[dict[str, Any]]:
         look(initial=False)
         seen["cpu_s"] = sum(last[pid] - first[pid] for pid in last)
         seen["cpu_processes"] = len(last)
+        by_name: dict[str, float] = {}
+        for pid, used in last.items():
+            by_name[names[pid]] = by_name.get(names[pid], 0.0) + used - first[pid]
+        seen["cpu_s_by_process"] = {k: round(v, 2) for k, v in sorted(by_name.items())}
 
 
 def work_done(database: str) -> dict[str, int]:
@@ -152,6 +174,7 @@ def one_run(runtime: str, args: argparse.Namespace, turns: list[FileTurn]) -> di
         "cpu_ms_per_turn": seen["cpu_s"] * 1000 / total,
         "peak_rss_mb": seen["rss_mb"],
         "peak_processes": seen["processes"],
+        "cpu_s_by_process": seen["cpu_s_by_process"],
         **{f"log_{kind}": count for kind, count in done.items()},
     }
 
@@ -163,6 +186,7 @@ def main() -> None:
     parser.add_argument("--block-turn-size", type=int, default=12)
     parser.add_argument("--workers", type=int, default=8, help="driver threads")
     parser.add_argument("--rounds", type=int, default=3, help="inline/Ray pairs, interleaved")
+    parser.add_argument("--runtimes", default="inline,ray", help="which, in this order")
     parser.add_argument("--models", choices=("offline", "none"), default="offline")
     parser.add_argument("--out", default="bench-results/bench_ray_plain.json")
     args = parser.parse_args()
@@ -176,25 +200,31 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     load_before = os.getloadavg()
     for index in range(args.rounds):
-        order = ("inline", "ray") if index % 2 == 0 else ("ray", "inline")
+        runtimes = args.runtimes.split(",")
+        order = runtimes if index % 2 == 0 else runtimes[::-1]
         for runtime in order:
             row = {"round": index + 1, **one_run(runtime, args, turns)}
             rows.append(row)
             print_table([row], columns)
+            print(f"  CPU-seconds by process: {row['cpu_s_by_process']}")
             sys.stdout.flush()
     medians: dict[str, dict[str, float]] = {}
-    for runtime in ("inline", "ray"):
+    for runtime in sorted({row["runtime"] for row in rows}):
         mine = [row for row in rows if row["runtime"] == runtime]
         medians[runtime] = {
             key: statistics.median(row[key] for row in mine)
             for key in ("turns_per_s", "cpu_ms_per_turn", "peak_rss_mb", "elapsed_s")
         }
-    ratios = {
-        "throughput_ray_over_inline": medians["ray"]["turns_per_s"]
-        / medians["inline"]["turns_per_s"],
-        "cpu_per_turn_ray_over_inline": medians["ray"]["cpu_ms_per_turn"]
-        / medians["inline"]["cpu_ms_per_turn"],
-    }
+    ratios = (
+        {
+            "throughput_ray_over_inline": medians["ray"]["turns_per_s"]
+            / medians["inline"]["turns_per_s"],
+            "cpu_per_turn_ray_over_inline": medians["ray"]["cpu_ms_per_turn"]
+            / medians["inline"]["cpu_ms_per_turn"],
+        }
+        if len(medians) == 2
+        else {}
+    )
     same_work = all(
         row[f"log_{kind}"] == rows[0][f"log_{kind}"] for row in rows for kind in WORK_TYPES
     )
@@ -224,10 +254,11 @@ def main() -> None:
             f"median {runtime}: {figures['turns_per_s']:.0f} turns/s, "
             f"{figures['cpu_ms_per_turn']:.2f} CPU-ms/turn, {figures['peak_rss_mb']:.0f} MiB peak"
         )
-    print(
-        f"ray / inline: throughput {ratios['throughput_ray_over_inline']:.2f}x, "
-        f"CPU per turn {ratios['cpu_per_turn_ray_over_inline']:.2f}x; same work: {same_work}"
-    )
+    if ratios:
+        print(
+            f"ray / inline: throughput {ratios['throughput_ray_over_inline']:.2f}x, "
+            f"CPU per turn {ratios['cpu_per_turn_ray_over_inline']:.2f}x; same work: {same_work}"
+        )
     print(f"load average before: {load_before}, after: {os.getloadavg()}")
     print(f"wrote {out}")
 

@@ -59,7 +59,7 @@ from stratagate.errors import (
     StorageConflictError,
     StrataGateError,
 )
-from stratagate.messages import Message
+from stratagate.messages import AppendTurn, AppendTurns, Message
 from stratagate.options import MemoryOptions
 from stratagate.store import EventStore, Holder, Lease, open_store
 from stratagate.store.keys import keys_for
@@ -141,9 +141,15 @@ class HostActor:
         with self._table:
             return self.hosted.pop(key, None)
 
-    def handle(self, key: str, message: Message[R]) -> R:
-        """Answer one message for the namespace (queries too)."""
-        result: R = self._serving(key).deliver(message)
+    def handle(
+        self, key: str, message: Message[R], then: tuple[Message[Any], ...] | None = None
+    ) -> R:
+        """Answer one message for the namespace (queries too); on success, queue ``then``'s
+        background pass (the flow's next request, sent along to save a call)."""
+        hosted = self._serving(key)
+        result: R = hosted.deliver(message)
+        if then:
+            hosted.start(then)
         return result
 
     def start(self, key: str, chain: tuple[Message[Any], ...]) -> None:
@@ -426,14 +432,31 @@ def ensure_ray(address: str | None = None, log_level: str = "error") -> None:
             raise RuntimeUnavailableError(f"cannot start or reach Ray: {exc}") from exc
 
 
-def directory(max_live: int) -> Actor:
-    """The cluster's directory actor (get-or-create)."""
-    # Detached: it must outlive the memory that happened to create it, or closing that memory
-    # would take the directory down and with it every role actor it owns (fate-sharing).
-    handle: Actor = Directory.options(  # type: ignore[attr-defined]
-        name=DIRECTORY_NAME, namespace=RAY_NAMESPACE, get_if_exists=True, lifetime="detached"
-    ).remote(max_live)
+_DIRECTORIES: dict[str, Actor] = {}
+"""The directory's handle, per Ray connection of this process (a new ``ray.init`` is another)."""
+
+
+def directory(max_live: int, *, fresh: bool = False) -> Actor:
+    """The cluster's directory actor (get-or-create; looked up once per Ray connection, or
+    again when ``fresh``: the one known was lost)."""
+    connection = ray.get_runtime_context().get_worker_id()
+    handle = None if fresh else _DIRECTORIES.get(connection)
+    if handle is None:
+        # Detached: it must outlive the memory that happened to create it, or closing that
+        # memory would take the directory down and with it every host it owns (fate-sharing).
+        handle = Directory.options(  # type: ignore[attr-defined]
+            name=DIRECTORY_NAME, namespace=RAY_NAMESPACE, get_if_exists=True, lifetime="detached"
+        ).remote(max_live)
+        _DIRECTORIES[connection] = handle
     return handle
+
+
+def following(message: Message[Any]) -> tuple[Message[Any], ...] | None:
+    """The background chain the pipeline starts once ``message`` is answered (turns appended
+    with ``processing="background"``): sent along, so the host queues it as it answers."""
+    if isinstance(message, AppendTurn | AppendTurns) and message.processing == "background":
+        return pipeline.DERIVED
+    return None
 
 
 def unwrap(exc: RayTaskError) -> BaseException:
@@ -470,6 +493,7 @@ class RayRuntime:
         self._pending: list[ray.ObjectRef[Any]] = []
         self._started = False
         self._lost = False
+        self._sent_along: tuple[Message[Any], ...] | None = None
         self._directory = directory(options.max_live_namespaces)
         if options.ray_prestart > _PRESTARTED.get(self._directory._actor_id, 0):
             ray.get(self._directory.prestart.remote(options.ray_prestart))
@@ -481,7 +505,7 @@ class RayRuntime:
         try:
             host: Any = ray.get(self._directory.activate.remote(*args))
         except RayActorError:  # the directory was stopped (ray.kill): make a new one
-            self._directory = directory(self.options.max_live_namespaces)
+            self._directory = directory(self.options.max_live_namespaces, fresh=True)
             host = ray.get(self._directory.activate.remote(*args))
         except RayTaskError as exc:
             raise unwrap(exc) from None
@@ -509,7 +533,10 @@ class RayRuntime:
         if host_of(message) == Auditor.host:
             return self._auditor.handle(message)
         key = self.key
-        return self._on(lambda host: host.handle.remote(key, message))
+        then = following(message)
+        answer = self._on(lambda host: host.handle.remote(key, message, then))
+        self._sent_along = then
+        return answer
 
     def _on(self, call: Callable[[Actor], Any], timeout: float | None = None) -> Any:
         """Make one call on the namespace's host and wait for it (``DrainTimeoutError`` after
@@ -539,8 +566,13 @@ class RayRuntime:
         raise RuntimeUnavailableError("unreachable")  # pragma: no cover
 
     def start(self, messages: Sequence[Message[Any]]) -> None:
-        """Nudge the host to run ``messages`` in the background (it coalesces nudges)."""
+        """Nudge the host to run ``messages`` in the background (it coalesces nudges), unless
+        they went along with the command just delivered."""
         self._started = True
+        chain, sent = tuple(messages), self._sent_along
+        self._sent_along = None
+        if chain == sent:
+            return
         self._pending.append(self._host.start.remote(self.key, tuple(messages)))
         if len(self._pending) >= PENDING_CHECK:
             answered, self._pending = ray.wait(
