@@ -141,15 +141,13 @@ class HostActor:
         with self._table:
             return self.hosted.pop(key, None)
 
-    def handle(
-        self, key: str, message: Message[R], then: tuple[Message[Any], ...] | None = None
-    ) -> R:
-        """Answer one message for the namespace (queries too); on success, queue ``then``'s
-        background pass (the flow's next request, sent along to save a call)."""
+    def handle(self, key: str, message: Message[R], derived: bool = False) -> R:
+        """Answer one message for the namespace (queries too); on success and ``derived``,
+        queue a pass of the derived work (the flow's next request, sent along to save a call)."""
         hosted = self._serving(key)
         result: R = hosted.deliver(message)
-        if then:
-            hosted.start(then)
+        if derived:
+            hosted.start(pipeline.DERIVED)
         return result
 
     def start(self, key: str, chain: tuple[Message[Any], ...]) -> None:
@@ -534,7 +532,7 @@ class RayRuntime:
             return self._auditor.handle(message)
         key = self.key
         then = following(message)
-        answer = self._on(lambda host: host.handle.remote(key, message, then))
+        answer = self._on(lambda host: host.handle.remote(key, message, then is not None))
         self._sent_along = then
         return answer
 
