@@ -1,16 +1,18 @@
 """Benchmark the plain Ray path a platform takes first, against inline, interleaved in one run.
 
-Each round runs both runtimes on a fresh SQLite file each, inline then Ray (or the reverse on
-odd rounds): ``--workers`` driver threads take ``--namespaces`` namespaces off a queue, open
-each with the runtime's defaults only (for Ray: ``runtime="ray"``, no prestart, no bound, no
-warm-up — a fresh local Ray with ``num_cpus=2`` is running, nothing of stratagate is), append
-its ``--turns`` LoCoMo turns one ``append_turn(..., wait=False)`` at a time, and close it. A
-sampler reads every process of the tree (the driver and, under Ray, the raylet, GCS and every
+Each round runs both runtimes, inline then Ray (the reverse on even rounds), each in two passes
+on a fresh SQLite file each: ``--workers`` driver threads take ``--namespaces`` namespaces off a
+queue, open each with the runtime's defaults only (for Ray: ``runtime="ray"``, no prestart, no
+bound, no warm-up), append its ``--turns`` LoCoMo turns one ``append_turn(..., wait=False)`` at
+a time, and close it. Under Ray a fresh local Ray (``num_cpus=2``) is running and nothing of
+stratagate: the first pass (``cold``) starts the directory and its pool of hosts; the second
+(``warm``) does the same work on a new file in the same cluster (for inline: the same process).
+A sampler reads every process of the tree (the driver and, under Ray, the raylet, GCS and every
 worker) twice a second: peak resident memory of the whole tree, and CPU-seconds (user +
-system, every process, those gone before the end counted up to their last sample) spent
-during the run. Reports turns/s, CPU-seconds per turn and peak RSS per runtime, the medians
-over rounds and the Ray / inline ratios, and checks that both logs hold the same work (every
-turn, every block sealed, every extraction and projection done).
+system, every process, those gone before the end counted up to their last sample) spent during
+the pass, by process. Reports turns/s, CPU-milliseconds per turn and peak RSS per runtime and
+pass, the medians over rounds and the Ray / inline ratios, and checks that every log holds the
+same work (every turn, every block sealed, every extraction and projection done).
 
     python scripts/bench_ray_plain.py [--namespaces 40] [--turns 24] [--workers 8] [--rounds 3]
 """
@@ -39,6 +41,7 @@ from stratagate.formats.turn_files import FileTurn
 from stratagate.store.sql import open_event_store
 
 TICKS = os.sysconf("SC_CLK_TCK")
+PASSES = ("cold", "warm")
 WORK_TYPES = ("TurnAppended", "BlockSealed", "ExtractionSucceeded", "ProjectionCompleted")
 
 
@@ -128,45 +131,36 @@ def work_done(database: str) -> dict[str, int]:
     return {kind: counts.get(kind, 0) for kind in WORK_TYPES}
 
 
-def one_run(runtime: str, args: argparse.Namespace, turns: list[FileTurn]) -> dict[str, Any]:
-    """All namespaces through ``runtime`` on a fresh database: the figures of that run."""
+def one_pass(
+    runtime: str, args: argparse.Namespace, turns: list[FileTurn], label: str
+) -> dict[str, Any]:
+    """All namespaces through ``runtime`` on a fresh database: the figures of that pass."""
     options: dict[str, Any] = {
         "runtime": runtime,
         "block_turn_size": args.block_turn_size,
         **model_options(args.models),
     }
     with fresh_database("sqlite") as database:
-        if runtime == "ray":
-            ray.init(
-                address="local",
-                num_cpus=2,
-                include_dashboard=False,
-                log_to_driver=False,
-                namespace="stratagate",
-            )
-        try:
 
-            def one(index: int) -> None:
-                offset = index * args.turns % max(1, len(turns) - args.turns)
-                with StrataGate.open(database, f"ns-{index:04d}", **options) as memory:
-                    for turn in turns[offset : offset + args.turns]:
-                        memory.append_turn(
-                            turn.user, turn.assistant, wait=False, **turn.append_kwargs()
-                        )
+        def one(index: int) -> None:
+            offset = index * args.turns % max(1, len(turns) - args.turns)
+            with StrataGate.open(database, f"ns-{index:04d}", **options) as memory:
+                for turn in turns[offset : offset + args.turns]:
+                    memory.append_turn(
+                        turn.user, turn.assistant, wait=False, **turn.append_kwargs()
+                    )
 
-            with tree_sampler() as seen:
-                start = time.perf_counter()
-                with ThreadPoolExecutor(args.workers) as pool:
-                    list(pool.map(one, range(args.namespaces)))
-                elapsed = time.perf_counter() - start
-            done = work_done(database)
-        finally:
-            if runtime == "ray":
-                ray.shutdown()
+        with tree_sampler() as seen:
+            start = time.perf_counter()
+            with ThreadPoolExecutor(args.workers) as pool:
+                list(pool.map(one, range(args.namespaces)))
+            elapsed = time.perf_counter() - start
+        done = work_done(database)
     total = args.namespaces * args.turns
     assert done["TurnAppended"] == total, f"{runtime}: the log holds {done}, expected {total}"
     return {
         "runtime": runtime,
+        "pass": label,
         "turns": total,
         "elapsed_s": elapsed,
         "turns_per_s": total / elapsed,
@@ -175,8 +169,27 @@ def one_run(runtime: str, args: argparse.Namespace, turns: list[FileTurn]) -> di
         "peak_rss_mb": seen["rss_mb"],
         "peak_processes": seen["processes"],
         "cpu_s_by_process": seen["cpu_s_by_process"],
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         **{f"log_{kind}": count for kind, count in done.items()},
     }
+
+
+def one_run(runtime: str, args: argparse.Namespace, turns: list[FileTurn]) -> list[dict[str, Any]]:
+    """The passes of one runtime: ``cold`` (under Ray the directory and its pool start inside
+    it), then ``warm`` (the same work on a fresh database, in the same Ray or process)."""
+    if runtime == "ray":
+        ray.init(
+            address="local",
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            namespace="stratagate",
+        )
+    try:
+        return [one_pass(runtime, args, turns, label) for label in PASSES[: args.passes]]
+    finally:
+        if runtime == "ray":
+            ray.shutdown()
 
 
 def main() -> None:
@@ -187,6 +200,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8, help="driver threads")
     parser.add_argument("--rounds", type=int, default=3, help="inline/Ray pairs, interleaved")
     parser.add_argument("--runtimes", default="inline,ray", help="which, in this order")
+    parser.add_argument("--passes", type=int, choices=(1, 2), default=2, help="cold, warm")
     parser.add_argument("--models", choices=("offline", "none"), default="offline")
     parser.add_argument("--out", default="bench-results/bench_ray_plain.json")
     args = parser.parse_args()
@@ -194,7 +208,7 @@ def main() -> None:
     turns = locomo_turns(5)
     with StrataGate.in_memory("imports", **model_options(args.models)) as memory:
         memory.append_turn("load the models' imports", "once, before any timing")
-    columns = ["round", "runtime", "turns", "elapsed_s", "turns_per_s", "cpu_ms_per_turn",
+    columns = ["round", "runtime", "pass", "turns", "elapsed_s", "turns_per_s", "cpu_ms_per_turn",
                "peak_rss_mb", "peak_processes", "log_BlockSealed", "log_ExtractionSucceeded",
                "log_ProjectionCompleted"]  # fmt: skip
     rows: list[dict[str, Any]] = []
@@ -203,24 +217,29 @@ def main() -> None:
         runtimes = args.runtimes.split(",")
         order = runtimes if index % 2 == 0 else runtimes[::-1]
         for runtime in order:
-            row = {"round": index + 1, **one_run(runtime, args, turns)}
-            rows.append(row)
-            print_table([row], columns)
-            print(f"  CPU-seconds by process: {row['cpu_s_by_process']}")
-            sys.stdout.flush()
-    medians: dict[str, dict[str, float]] = {}
+            for figures in one_run(runtime, args, turns):
+                row = {"round": index + 1, **figures}
+                rows.append(row)
+                print_table([row], columns)
+                print(f"  CPU-seconds by process: {row['cpu_s_by_process']}")
+                sys.stdout.flush()
+    medians: dict[str, dict[str, dict[str, float]]] = {}
     for runtime in sorted({row["runtime"] for row in rows}):
-        mine = [row for row in rows if row["runtime"] == runtime]
-        medians[runtime] = {
-            key: statistics.median(row[key] for row in mine)
-            for key in ("turns_per_s", "cpu_ms_per_turn", "peak_rss_mb", "elapsed_s")
-        }
+        for label in PASSES[: args.passes]:
+            mine = [row for row in rows if (row["runtime"], row["pass"]) == (runtime, label)]
+            medians.setdefault(runtime, {})[label] = {
+                key: statistics.median(row[key] for row in mine)
+                for key in ("turns_per_s", "cpu_ms_per_turn", "peak_rss_mb", "elapsed_s")
+            }
     ratios = (
         {
-            "throughput_ray_over_inline": medians["ray"]["turns_per_s"]
-            / medians["inline"]["turns_per_s"],
-            "cpu_per_turn_ray_over_inline": medians["ray"]["cpu_ms_per_turn"]
-            / medians["inline"]["cpu_ms_per_turn"],
+            label: {
+                "throughput_ray_over_inline": medians["ray"][label]["turns_per_s"]
+                / medians["inline"][label]["turns_per_s"],
+                "cpu_per_turn_ray_over_inline": medians["ray"][label]["cpu_ms_per_turn"]
+                / medians["inline"][label]["cpu_ms_per_turn"],
+            }
+            for label in PASSES[: args.passes]
         }
         if len(medians) == 2
         else {}
@@ -237,6 +256,7 @@ def main() -> None:
             "block_turn_size": args.block_turn_size,
             "workers": args.workers,
             "rounds": args.rounds,
+            "passes": list(PASSES[: args.passes]),
             "models": args.models,
             "database": "sqlite",
             "ray_num_cpus": 2,
@@ -249,16 +269,19 @@ def main() -> None:
     )
     print()
     print_table(rows, columns)
-    for runtime, figures in medians.items():
+    for runtime, by_pass in medians.items():
+        for label, figures in by_pass.items():
+            print(
+                f"median {runtime} {label}: {figures['turns_per_s']:.0f} turns/s, "
+                f"{figures['cpu_ms_per_turn']:.2f} CPU-ms/turn, "
+                f"{figures['peak_rss_mb']:.0f} MiB peak"
+            )
+    for label, ratio in ratios.items():
         print(
-            f"median {runtime}: {figures['turns_per_s']:.0f} turns/s, "
-            f"{figures['cpu_ms_per_turn']:.2f} CPU-ms/turn, {figures['peak_rss_mb']:.0f} MiB peak"
+            f"ray / inline, {label}: throughput {ratio['throughput_ray_over_inline']:.2f}x, "
+            f"CPU per turn {ratio['cpu_per_turn_ray_over_inline']:.2f}x"
         )
-    if ratios:
-        print(
-            f"ray / inline: throughput {ratios['throughput_ray_over_inline']:.2f}x, "
-            f"CPU per turn {ratios['cpu_per_turn_ray_over_inline']:.2f}x; same work: {same_work}"
-        )
+    print(f"same work: {same_work}")
     print(f"load average before: {load_before}, after: {os.getloadavg()}")
     print(f"wrote {out}")
 

@@ -437,7 +437,8 @@ _DIRECTORIES: dict[str, Actor] = {}
 def directory(max_live: int, *, fresh: bool = False) -> Actor:
     """The cluster's directory actor (get-or-create; looked up once per Ray connection, or
     again when ``fresh``: the one known was lost)."""
-    connection = ray.get_runtime_context().get_worker_id()
+    context = ray.get_runtime_context()
+    connection = f"{context.get_node_id()}|{context.get_job_id()}"  # node ids are random
     handle = None if fresh else _DIRECTORIES.get(connection)
     if handle is None:
         # Detached: it must outlive the memory that happened to create it, or closing that
