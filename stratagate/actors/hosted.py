@@ -28,8 +28,9 @@ from stratagate.messages import Message
 from stratagate.options import MemoryOptions
 from stratagate.store import EventStore, Lease
 
-SNAPSHOT_KEY = "ray"
-"""The snapshot key of a namespace's state under Ray (every read model, like inline's)."""
+SNAPSHOT_KEY = "inline"
+"""The snapshot key of a namespace's state under Ray: the inline runtime's, since it is the same
+fold (every read model); a namespace moving between the runtimes restores either's snapshot."""
 
 Chain = tuple[Message[Any], ...]
 
@@ -161,17 +162,20 @@ class HostedNamespace:
             self.live.snapshot()
             return self.live.state.position
 
-    def release(self, snapshot_min: int) -> int:
+    def release(self, snapshot_min: int | None) -> int:
         """Stop background work (a pass under way ends after its stage; its late appends are
         refused once the lease is gone) and snapshot when ``snapshot_min`` events came since the
-        last one; returns the position."""
+        last one (``None``: no snapshot); returns the position."""
         with self._idle:
             self._closed = True
             self._queued.clear()
         self._worker.shutdown(wait=False)  # queued passes see _closed and end at once
         with self._lock:
             live = self.live
-            if live.state.position - live.snapshot_position >= snapshot_min:
+            if (
+                snapshot_min is not None
+                and live.state.position - live.snapshot_position >= snapshot_min
+            ):
                 live.snapshot()
             return live.state.position
 

@@ -121,7 +121,9 @@ class HostActor:
     ) -> int:
         """Serve ``namespace`` under ``lease`` from now on; returns the position hydrated to."""
         key = namespace_key(database, namespace)
-        self._drop(key)
+        stale = self._drop(key)  # served under an older lease: its work stops here
+        if stale is not None:
+            stale.release(None)
         with self._table:
             store = self.stores.get(database)
             if store is None:
