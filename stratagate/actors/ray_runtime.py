@@ -612,7 +612,11 @@ class RayRuntime:
         def settle(host: Actor) -> Any:  # after a loss inside _on, the new host finishes
             return host.settle.remote(key, remaining, finish or self._lost)
 
-        self._on(settle, timeout=remaining)
+        try:
+            self._on(settle, timeout=remaining)
+        except DrainTimeoutError:
+            self._lost = self._lost or finish  # not finished yet: the next drain does it
+            raise
         self._lost = self._started = False
 
     def _live_digests(self) -> list[tuple[int, dict[str, str]]]:
