@@ -164,8 +164,9 @@ class HostedNamespace:
 
     def release(self, snapshot_min: int | None) -> int:
         """Stop background work (a pass under way ends after its stage; its late appends are
-        refused once the lease is gone) and snapshot when ``snapshot_min`` events came since the
-        last one (``None``: no snapshot); returns the position."""
+        refused once the lease is gone), snapshot when ``snapshot_min`` events came since the
+        last one (``None``: no snapshot) and drop the cached data keys (the host outlives its
+        namespaces: nothing of one stays behind); returns the position."""
         with self._idle:
             self._closed = True
             self._queued.clear()
@@ -177,6 +178,7 @@ class HostedNamespace:
                 and live.state.position - live.snapshot_position >= snapshot_min
             ):
                 live.snapshot()
+            live.keys.forget()
             return live.state.position
 
 
