@@ -213,7 +213,7 @@ class ContextSources:
         memories = set().union(
             *(self.events[e.id] for e in context.events),
             *(self.facts[f.id] for f in context.elements),
-            {m.id for m in context.messages},
+            {m.id for m in getattr(context, "messages", ())},  # older trees have none
         )
         shown = set(memories)
         for block in context.blocks:
