@@ -25,7 +25,8 @@ conversation blocks the context shows as a transcript (L3 condensed to L5 raw, a
 tail), which depend on recency, not on the question. These are reported beside raw@10 and
 events@4 (the first four event hits: relevance alone, no weight, no budget). ``--weight-floor``
 sets ``stratagate.read.recall.WEIGHT_FLOOR`` in this process (the harness runs the inline
-runtime) to sweep the recall blend. Averages are over questions. Evidence entries are read as
+runtime) to sweep the recall blend; ``--recall-messages`` sets ``RECALL_MESSAGES`` (the raw
+hits shown as turns) the same way. Averages are over questions. Evidence entries are read as
 ``D<session>:<turn>`` ids (``"D8:6; D9:17"`` is two ids, ``"D:11:26"`` is ``D11:26``); ids that
 name no message are dropped and questions left with none are skipped (both counted). Category 5
 (adversarial: the question presupposes something the conversation does not say) is reported
@@ -38,7 +39,7 @@ tuned on conv-26 and conv-30 only; those of round 3 (issue 25) on conv-26, -30, 
 prints a before/after table of the headline figures: before and after in one run.
 
 Usage: PYTHONPATH=. python scripts/eval_locomo.py [--data DIR] [--out PATH] [--samples ID ...]
-                                                [--context [--weight-floor F]]
+                                                [--context [--weight-floor F] [--recall-messages N]]
                                                 [--compare-with TREE]
 """
 
@@ -473,6 +474,12 @@ def main(argv: list[str] | None = None) -> int:
         help="override the recall blend's WEIGHT_FLOOR (0-1) for a sweep",
     )
     parser.add_argument(
+        "--recall-messages",
+        type=int,
+        default=None,
+        help="override recall's RECALL_MESSAGES (raw hits shown as turns) for a sweep",
+    )
+    parser.add_argument(
         "--compare-with",
         type=Path,
         default=None,
@@ -484,6 +491,10 @@ def main(argv: list[str] | None = None) -> int:
         if not 0.0 <= args.weight_floor <= 1.0:
             parser.error("--weight-floor must be between 0 and 1")
         stratagate.read.recall.WEIGHT_FLOOR = args.weight_floor
+    if args.recall_messages is not None:
+        if args.recall_messages < 0:
+            parser.error("--recall-messages must be >= 0")
+        stratagate.read.recall.RECALL_MESSAGES = args.recall_messages
     paths = sorted(args.data.glob("*.json"))
     if args.samples:
         paths = [p for p in paths if p.stem in set(args.samples)]
@@ -508,6 +519,7 @@ def main(argv: list[str] | None = None) -> int:
         "block_turns": args.block_turns,
         "context": args.context,
         "weight_floor": stratagate.read.recall.WEIGHT_FLOOR,
+        "recall_messages": getattr(stratagate.read.recall, "RECALL_MESSAGES", 0),
         "limit": LIMIT,
         "headline_categories": list(HEADLINE_CATEGORIES),
         **summary,

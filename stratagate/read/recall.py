@@ -8,8 +8,11 @@ hides the best match because it is old. A superseded candidate brings in the cur
 replaced it (the end of its ``superseded_by`` chain, or the active fact of the same key), which
 inherits its relevance and is always placed before it; both are labelled. Entries are packed
 greedily by score within the token budget (by ``estimate_tokens``), at most ``max_events``
-events and ``max_elements`` facts. The thread's blocks are added at their decayed levels.
-Nothing here reinforces anything.
+events and ``max_elements`` facts; then, in what the budget leaves, the conversation turns
+that match the query: the best ``RECALL_MESSAGES`` raw hits, each followed by the message
+after it (the answer to a question sits in the reply), minus the thread's open tail (shown
+whole). The text shows those turns first. The thread's blocks are added at their decayed
+levels. Nothing here reinforces anything.
 """
 
 from __future__ import annotations
