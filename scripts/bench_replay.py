@@ -10,8 +10,13 @@ see ``corpus.py``) into one namespace of a fresh SQLite file, then measures, ``-
 
 and, in a fresh child process, the resident memory the replayed state adds, per 100k events.
 
+``--turns N`` (default 3,000; 0 skips it) then appends N LoCoMo turns one by one to a fresh
+durable memory (no models, ``snapshot_every`` 1,000) and reports the per-turn latency of the
+turns during which a snapshot was being saved — in the turn itself, or by the background
+writer — against the others: the pause a periodic snapshot costs a turn.
+
     python scripts/bench_replay.py [--events 100000] [--tail 1000] [--repeat 3]
-        [--encryption on,off] [--out PATH]
+        [--turns 3000] [--encryption on,off] [--out PATH]
 
 ``--encryption on,off`` writes and replays two logs, content sealed (the default) and in clear
 (``STRATAGATE_ENCRYPTION=off``), and reports encrypted / clear time per step.
@@ -33,10 +38,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
-from benchkit import encryption_modes, print_table, rss_mb, write_report
+from benchkit import encryption_modes, print_table, rss_mb, summary_ms, write_report
 from corpus import LogWriter, locomo_lines
 
 from projections.replay import hydrate, iter_records, replay, save_snapshot
+from stratagate import StrataGate
 from stratagate.events import DomainEvent
 from stratagate.events.codec import encode_all
 from stratagate.store import EventStore
@@ -124,6 +130,59 @@ def child_rss(database: str, encryption: str) -> dict[str, float]:
     return orjson.loads(done.stdout)
 
 
+def turn_pauses(turns: int, every: int) -> dict[str, Any]:
+    """Append ``turns`` LoCoMo turns one by one to a fresh durable memory (no models) and split
+    the per-turn latencies by whether a snapshot save overlapped the turn."""
+    lines = locomo_lines()
+    saving: list[tuple[float, float]] = []  # (start, end) of each snapshot save
+    took: list[tuple[float, float]] = []  # (start, end) of each turn
+    with tempfile.TemporaryDirectory(prefix="bench-pauses-") as tmp:
+        memory = StrataGate.open(os.path.join(tmp, "m.db"), NAMESPACE, snapshot_every=every)
+        with memory:
+            store = memory._runtime.store  # type: ignore[attr-defined]
+            save = store.save_snapshot
+
+            def timed_save(snapshot: Any) -> None:
+                began = time.perf_counter()
+                try:
+                    save(snapshot)
+                finally:
+                    saving.append((began, time.perf_counter()))
+
+            store.save_snapshot = timed_save  # observe where the saves fall (not the close's)
+            for i in range(turns):
+                user, assistant = lines[(2 * i) % len(lines)], lines[(2 * i + 1) % len(lines)]
+                began = time.perf_counter()
+                memory.append_turn(user.text, assistant.text)
+                took.append((began, time.perf_counter()))
+            live = memory._runtime.live  # type: ignore[attr-defined]
+            if hasattr(live, "snapshots"):  # the background writer: its saves count too
+                live.snapshots.join()
+            saves = list(saving)
+    # a save overlaps a turn when the store write ran during it: for a snapshot taken in the
+    # turn, that turn also did the serialisation; a background writer's serialisation runs
+    # before its write, beside other turns, so "all" (and turns over 20 ms) is what counts
+    hit = [
+        end - start
+        for start, end in took
+        if any(start <= s_end and s_start <= end for s_start, s_end in saves)
+    ]
+    rest = [
+        end - start
+        for start, end in took
+        if not any(start <= s_end and s_start <= end for s_start, s_end in saves)
+    ]
+    return {
+        "turns": turns,
+        "snapshot_every": every,
+        "snapshots_saved": len(saves),
+        "all": summary_ms([end - start for start, end in took]),
+        "turns_overlapping_a_save": {"n": len(hit), **(summary_ms(hit) if hit else {})},
+        "other_turns": summary_ms(rest),
+        "turns_over_20_ms": sum(1 for start, end in took if end - start > 0.020),
+    }
+
+
 @dataclass
 class Measured:
     """One log's write time, step timings, sizes and memory."""
@@ -191,6 +250,7 @@ def main() -> None:
         default=["on"],
         help="on, off, or on,off: one log each, and the cost of encryption as a ratio",
     )
+    parser.add_argument("--turns", type=int, default=3000, help="turns for the pause check")
     parser.add_argument("--out", default="bench-results/bench_replay.json")
     parser.add_argument("--rss-of", help=argparse.SUPPRESS)  # child mode: measure_rss(DATABASE)
     args = parser.parse_args()
@@ -199,6 +259,7 @@ def main() -> None:
         return
 
     measured = {mode: measure(args, mode) for mode in args.encryption}
+    pauses = turn_pauses(args.turns, 1000) if args.turns else None
     first = measured[args.encryption[0]]
     total, runs, counts, rss = first.total, first.runs, first.counts, first.rss
     rows = []
@@ -255,6 +316,7 @@ def main() -> None:
         memory=memory,
         encrypted_over_clear=cost,
         encrypted_over_clear_cpu=cpu_cost,
+        turn_pauses=pauses,
     )
     print(f"log: {total:,} events ({counts}) in a {first.db_mb:.0f} MiB SQLite file")
     print_table(rows, ["encryption", "step", "median_s", "cpu_median_s", "events_per_s", "runs_s"])
@@ -267,7 +329,22 @@ def main() -> None:
     if cost is not None and cpu_cost is not None:
         print("encrypted / clear, wall: " + ", ".join(f"{k} {v:.3f}x" for k, v in cost.items()))
         print("encrypted / clear, CPU: " + ", ".join(f"{k} {v:.3f}x" for k, v in cpu_cost.items()))
+    if pauses is not None:
+        print_pauses(pauses)
     print(f"wrote {out}")
+
+
+def print_pauses(pauses: dict[str, Any]) -> None:
+    print(
+        f"{pauses['turns']:,} turns, snapshot_every {pauses['snapshot_every']:,}: "
+        f"{pauses['snapshots_saved']} snapshots saved during the turns; "
+        f"{pauses['turns_over_20_ms']} turns over 20 ms"
+    )
+    rows = [
+        {"turns": name, **pauses[name]}
+        for name in ("all", "turns_overlapping_a_save", "other_turns")
+    ]
+    print_table(rows, ["turns", "n", "p50_ms", "p95_ms", "mean_ms", "max_ms"])
 
 
 if __name__ == "__main__":

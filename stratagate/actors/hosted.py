@@ -173,6 +173,7 @@ class HostedNamespace:
         self._worker.shutdown(wait=False)  # queued passes see _closed and end at once
         with self._lock:
             live = self.live
+            live.close()  # the background snapshot in flight: finished, or skipped (logged)
             if (
                 snapshot_min is not None
                 and live.state.position - live.snapshot_position >= snapshot_min

@@ -156,6 +156,7 @@ class InlineRuntime:
             self._executor.shutdown(wait=True)
             self._executor = None
         try:
+            self.live.close()  # the background snapshot in flight: finished, or skipped (logged)
             if snapshot:
                 with self._lock, contextlib.suppress(StorageError):
                     # a cache: one that cannot be written (a role that may only read, a full

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from projections.replay import PAGE_SIZE, apply_at, decode_at, hydrate, save_snapshot
 from projections.state import NamespaceState
+from stratagate.actors.snapshot_writer import SnapshotWriter
 from stratagate.errors import KeyRaceError
 from stratagate.events import ERASURE_TYPES, DomainEvent, Recorded
 from stratagate.events.codec import encode_all
@@ -63,14 +64,16 @@ class LiveState:
         self.counters = LiveCounters()
         self.keys = keys_for(store, namespace)
         self.components = components
+        self.snapshots = SnapshotWriter(store, namespace, components, snapshot_key)
+        """Writes the periodic snapshots in the background (``snapshot`` writes one now)."""
+        self._requested_at = 0
         self._hydrate()
 
     def _hydrate(self) -> None:
         self.state, self.from_snapshot = hydrate(
             self.store, self.namespace, self.snapshot_key, self.components
         )
-        self.snapshot_position = self.state.position if self.from_snapshot else 0
-        """The position of the last snapshot this state wrote or was restored from."""
+        self._snapshot_position = self.state.position if self.from_snapshot else 0
         self._handled = self.state.handled_types
         self._last_hash: str | None = GENESIS_HASH if self.state.position == 0 else None
         """Hash of the last row folded, when known (unknown after a snapshot restore)."""
@@ -80,6 +83,7 @@ class LiveState:
     def rehydrate(self) -> None:
         """Drop the cached keys and the folded state, and fold the log again (after an
         erasure: the erased content now reads redacted, and no copy of it stays here)."""
+        self.snapshots.fence()
         self.keys.forget()
         self._hydrate()
 
@@ -98,13 +102,16 @@ class LiveState:
     def refresh(self) -> int:
         """Fold what other writers appended since the last look; returns how many events.
         Costs one head probe when nothing is new."""
-        self.counters.head_probes += 1
-        if self.store.head(self.namespace) <= self.state.position:
-            return 0
-        count = self._catch_up(until=None)
+        count = self._fold_new()
         if count:
             self._maybe_snapshot()
         return count
+
+    def _fold_new(self) -> int:
+        self.counters.head_probes += 1
+        if self.store.head(self.namespace) <= self.state.position:
+            return 0
+        return self._catch_up(until=None)
 
     def _catch_up(self, until: int | None) -> int:
         count = 0
@@ -148,6 +155,9 @@ class LiveState:
         and no erasure since the state's position; otherwise ``StaleHandleError``, nothing
         appended."""
         expected = self.version(stream) if expected_version is None else expected_version
+        erasing = any(event.type in ERASURE_TYPES for event in events)
+        if erasing:
+            self.snapshots.fence()  # no snapshot of what this erasure destroys may be saved
         fence = Fence(self.state.position, ERASURE_TYPES)
         rows = self.store.append(
             self.namespace,
@@ -177,7 +187,8 @@ class LiveState:
             self.counters.appends_folded_directly += 1
         else:
             self._catch_up(until=None)
-        self._maybe_snapshot()
+        if not erasing:  # the erasure's keys are destroyed next, then the state is rebuilt
+            self._maybe_snapshot()
         return rows
 
     def _encode(self, events: Sequence[DomainEvent], command_id: str) -> list[NewEvent]:
@@ -192,21 +203,37 @@ class LiveState:
                     raise
         raise AssertionError("unreachable")
 
+    @property
+    def snapshot_position(self) -> int:
+        """The position of the last snapshot this state wrote or was restored from."""
+        return max(self._snapshot_position, self.snapshots.position)
+
     def snapshot(self) -> None:
-        """Write a snapshot of the current state now (another writer's key race on the
-        snapshot's key costs one more try)."""
+        """Write a snapshot of the current state now, after any background write in flight
+        and a look for what others appended (an erasure elsewhere is folded first); another
+        writer's key race on the snapshot's key costs one more try."""
+        self.snapshots.join()
+        self._fold_new()
         try:
             save_snapshot(self.store, self.state, self.snapshot_key)
         except KeyRaceError:
             save_snapshot(self.store, self.state, self.snapshot_key)
-        self.snapshot_position = self.state.position
+        self._snapshot_position = self.state.position
+
+    def close(self) -> None:
+        """Finish (or, past its timeout, abandon with a logged reason) the background write."""
+        self.snapshots.close()
 
     def _maybe_snapshot(self) -> None:
-        if (
-            self.snapshot_every
-            and self.state.position - self.snapshot_position >= self.snapshot_every
-        ):
-            self.snapshot()
+        """After ``snapshot_every`` events, and at least half the log's length at the previous
+        snapshot (so a snapshot's cost per event stays constant and a restart folds at most
+        a third of the log), ask the background writer for a snapshot: the turn never
+        serialises the state nor waits for a write."""
+        since = max(self.snapshot_position, self._requested_at)
+        gap = max(self.snapshot_every, since // 2)
+        due = self.snapshot_every and self.state.position - since >= gap
+        if due and self.snapshots.request():
+            self._requested_at = self.state.position
 
 
 def fresh_state(namespace: str, components: Iterable[str] | None) -> NamespaceState:

@@ -55,15 +55,18 @@ def test_a_damaged_snapshot_is_ignored_and_the_log_replayed(database: str, damag
         assert snapshot is not None
         clear = keys_for(store, "default").open_blob(snapshot.payload)  # snapshots are sealed
         assert clear is not None and clear != snapshot.payload
-        body = orjson.loads(zlib.decompress(clear))
-        if damage == "content":  # still valid JSON, but not what the digest was taken over
-            body["state"]["models"]["blocks"]["data"]["turn"] += 1
-            payload = zlib.compress(orjson.dumps(body))
+        header, texts = zlib.decompress(clear).split(b"\n", 1)
+        if damage == "content":  # same length and shape, but not what the digest was taken over
+            at = texts.index(b'"turn":') + len(b'"turn":')
+            digit = b"1" if texts[at : at + 1] != b"1" else b"2"
+            texts = texts[:at] + digit + texts[at + 1 :]
+            payload = zlib.compress(header + b"\n" + texts)
         elif damage == "truncated":
             payload = snapshot.payload[: len(snapshot.payload) // 2]
         else:
+            body = orjson.loads(header)
             body["format"] = 999
-            payload = zlib.compress(orjson.dumps(body))
+            payload = zlib.compress(orjson.dumps(body) + b"\n" + texts)
         rewrite(store, snapshot, payload)
         assert load_snapshot(store, "default", KEY) is None
         state, from_snapshot = hydrate(store, "default", KEY)

@@ -1,0 +1,101 @@
+"""Periodic snapshots are written by a background thread of a state of its own: turns only ask,
+a failed write never fails a turn, and a key destroyed while the writer folds voids its write."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from projections.replay import load_snapshot, replay
+from stratagate import StrataGate
+from stratagate.actors.snapshot_writer import SnapshotWriter
+from stratagate.store import EventStore, Snapshot
+from stratagate.store.sql import open_event_store
+
+SECRET = "zebrafishdb"
+
+
+def writer_of(memory: StrataGate) -> SnapshotWriter:
+    writer: SnapshotWriter = memory._runtime.live.snapshots  # type: ignore[attr-defined]
+    return writer
+
+
+def store_of(memory: StrataGate) -> EventStore:
+    store: EventStore = memory._runtime.store  # type: ignore[attr-defined]
+    return store
+
+
+def turns(memory: StrataGate, count: int, *, thread: str | None = None, word: str = "") -> None:
+    for i in range(count):
+        memory.append_turn(f"turn {i} about {word or 'weather'}", "noted", thread_id=thread)
+
+
+def test_turns_ask_and_a_background_thread_writes_a_snapshot_equal_to_a_replay(
+    tmp_path: Path,
+) -> None:
+    database = str(tmp_path / "memory.db")
+    saved_by: list[str] = []
+    with StrataGate.open(database, "w", snapshot_every=10, block_turn_size=3) as memory:
+        store = store_of(memory)
+        save = store.save_snapshot
+
+        def observed(snapshot: Snapshot) -> None:
+            saved_by.append(threading.current_thread().name)
+            save(snapshot)
+
+        store.save_snapshot = observed  # type: ignore[method-assign]
+        turns(memory, 30)
+        writer = writer_of(memory)
+        writer.join()
+        assert writer.counters.written >= 1 and writer.counters.failed == 0
+        assert saved_by and all(name.startswith("stratagate-snapshot-") for name in saved_by)
+        snapshot = store.load_snapshot("w", "inline")
+        assert snapshot is not None and snapshot.position == writer.position > 0
+        restored = load_snapshot(store, "w", "inline")
+        assert restored is not None
+        assert restored.digests() == replay(store, "w", until=snapshot.position).digests()
+
+
+def test_a_failing_snapshot_write_never_fails_a_turn(tmp_path: Path) -> None:
+    database = str(tmp_path / "memory.db")
+    memory = StrataGate.open(database, "w", snapshot_every=10, block_turn_size=3)
+    try:
+        turns(memory, 2)
+        with sqlite3.connect(database) as conn:  # every snapshot write fails from now on
+            conn.execute("DROP TABLE stratagate_snapshots")
+        turns(memory, 30)
+        writer = writer_of(memory)
+        writer.join()
+        assert writer.counters.failed >= 1 and writer.counters.written == 0
+        assert "stratagate_snapshots" in writer.counters.last_error
+        assert memory.stats().turns == 32
+    finally:
+        memory.close()  # the close's own snapshot fails too: a cache, never raised
+
+
+def test_a_key_destroyed_while_the_writer_folds_voids_its_snapshot(tmp_path: Path) -> None:
+    database = str(tmp_path / "memory.db")
+    options: dict[str, Any] = {"snapshot_every": 10, "block_turn_size": 3}
+    first = StrataGate.open(database, "w", **options)
+    try:
+        turns(first, 4, thread="secret", word=SECRET)
+        writer = writer_of(first)
+        writer.join()
+        with writer._save_lock:  # the writer folds, then waits to save
+            turns(first, 8, thread="public")
+            assert writer.busy
+            with StrataGate.open(database, "w", **options) as second:  # another handle erases
+                second.erase_thread("secret", reason="test")
+        writer.join()
+        assert writer.counters.skipped == 1
+        assert "destroyed" in writer.counters.last_skip
+        with open_event_store(database) as store:  # what is stored reads as a replay now does
+            stored = store.load_snapshot("w", "inline")
+            if stored is not None:
+                restored = load_snapshot(store, "w", "inline")
+                assert restored is not None
+                assert restored.digests() == replay(store, "w", until=stored.position).digests()
+    finally:
+        first.close()
