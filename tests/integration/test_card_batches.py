@@ -1,0 +1,143 @@
+"""Cards added together get one projection job, whoever queues it and however it is folded.
+
+``add_events`` and an external import append their cards in one commit; the jobs model groups
+them (``JobsModel``), so the projector queues one job for the batch, in the live process and
+after a replay alike. Folding stays linear in the events: the work of a fold is counted here
+(lines run in ``projections/jobs.py``), not timed.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+import projections.jobs
+from projections.jobs import JobsModel
+from stratagate import StrataGate
+from stratagate.events import ELEMENTS, EXTRACTION, EventAdded, ProjectionQueued, Recorded
+from stratagate.events.payloads import CardData, convert
+from stratagate.messages import AddEvents
+from stratagate.models import EventCardInput
+
+T0 = datetime(2026, 1, 5, tzinfo=UTC)
+
+
+def cards(block_id: str, count: int, start: int = 0) -> list[dict[str, Any]]:
+    return [
+        {"title": f"note {i}", "summary": f"decision {i}", "source_block_id": block_id}
+        for i in range(start, start + count)
+    ]
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[StrataGate]:
+    with StrataGate.open(str(tmp_path / "memory.db"), "test", block_turn_size=2) as opened:
+        opened.append_turn("we compare options", "noted")
+        opened.append_turn("and record each decision", "ok")
+        yield opened
+
+
+def block(memory: StrataGate) -> str:
+    return memory.list_blocks()[0].id
+
+
+def test_add_events_queues_one_job_for_the_batch(memory: StrataGate) -> None:
+    batch = memory.add_events(cards(block(memory), 40))
+    one = memory.add_event(cards(block(memory), 1, start=40)[0])
+    jobs = memory.list_element_projection_jobs()
+    assert [job.source_event_ids for job in jobs] == [[c.id for c in batch], [one.id]]
+    assert all(job.status == "pending" for job in jobs)
+    assert memory.verify().ok  # the folded log gives the live state back
+
+
+def test_a_batch_left_unqueued_gets_one_job_after_a_reopen(
+    memory: StrataGate, tmp_path: Path
+) -> None:
+    """Cards appended, the handle gone before queueing: the next handle queues one job."""
+    inputs = [EventCardInput.model_validate(c) for c in cards(block(memory), 7)]
+    added = memory._runtime.deliver(AddEvents(events=inputs))  # the cards only, no queueing
+    assert memory.list_element_projection_jobs() == []
+    with StrataGate.open(str(tmp_path / "memory.db"), "test") as again:
+        again.add_event(cards(block(again), 1, start=7)[0])
+        jobs = again.list_element_projection_jobs()
+        assert sorted(len(job.source_event_ids) for job in jobs) == [1, 7]
+        assert [c.id for c in added] in [job.source_event_ids for job in jobs]
+        assert again.verify().ok
+
+
+def test_an_import_is_one_job(memory: StrataGate) -> None:
+    items = [{"text": f"fact number {i} about the project"} for i in range(6)]
+    document = {"format": "stratagate.external-memory.v2", "source": "export", "items": items}
+    result = memory.import_external_memory(document)
+    assert len(result.added) == 6
+    [job] = memory.list_element_projection_jobs()
+    assert job.source_event_ids == result.added
+    assert memory.verify().ok
+
+
+# -- fold work ------------------------------------------------------------------------------
+
+
+def count_lines(module_file: str, run: Callable[[], None]) -> int:
+    """Lines run inside ``module_file`` (comprehensions included) while ``run`` runs."""
+    lines = 0
+
+    def local(frame: FrameType, event: str, _: Any) -> Any:
+        nonlocal lines
+        if event == "line":
+            lines += 1
+        return local
+
+    def tracer(frame: FrameType, event: str, _: Any) -> Any:
+        return local if frame.f_code.co_filename == module_file else None
+
+    sys.settrace(tracer)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+    return lines
+
+
+def one_at_a_time_log(template: CardData, count: int) -> list[Recorded]:
+    """``count`` cards added one per append (each its own group), then one job per card: the
+    log ``add_events`` used to write, the shape whose fold rescanned every group per job."""
+    added = [
+        EventAdded(
+            event=template.model_copy(update={"id": f"evt_{i}"}), at=T0 + timedelta(seconds=i)
+        )
+        for i in range(count)
+    ]
+    queued = [
+        ProjectionQueued(job_id=f"proj_{i}", source_event_ids=[f"evt_{i}"], at=T0)
+        for i in range(count)
+    ]
+    return [
+        Recorded(position, "test", EXTRACTION if position <= count else ELEMENTS, position, event)
+        for position, event in enumerate([*added, *queued], start=1)
+    ]
+
+
+def test_folding_jobs_is_linear_in_the_events(memory: StrataGate) -> None:
+    template = convert(CardData, memory.add_event(cards(block(memory), 1)[0]))
+
+    def fold_work(count: int) -> int:
+        log = one_at_a_time_log(template, count)
+        model = JobsModel()
+
+        def fold() -> None:
+            for recorded in log:
+                model.apply(recorded)
+
+        work = count_lines(projections.jobs.__file__, fold)
+        assert model.unqueued == {} and len(model.projection) == count
+        return work
+
+    small, large = fold_work(100), fold_work(400)
+    assert large <= 4.5 * small  # linear: 4x; the rescan made it about 16x
