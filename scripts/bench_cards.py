@@ -2,7 +2,8 @@
 ``add_event`` one by one, and the same cards in one ``add_events`` call.
 
 Each run is a fresh child process, so its peak resident memory (``VmHWM``) is that of one
-namespace holding the cards. ``--before PATH`` runs the same children against another checkout
+namespace holding the cards; ``cpu_s`` is the CPU time the calls took (on a shared machine the
+wall-clock ``total_s`` also counts the time other processes had the cores). ``--before PATH`` runs the same children against another checkout
 (``PYTHONPATH=PATH``), interleaved with this one, for a before/after comparison in one sitting.
 The table shows medians of ``--repeat`` runs; ``--out`` gets the JSON report with every run.
 """
@@ -48,13 +49,16 @@ def one_by_one(count: int, window: int) -> dict[str, Any]:
         block_id = seed(memory)
         cards = [card(i, block_id) for i in range(count)]
         durations: list[float] = []
+        cpu = time.process_time()
         for one in cards:
             started = time.perf_counter()
             memory.add_event(one)
             durations.append(time.perf_counter() - started)
+        cpu = time.process_time() - cpu
         jobs = len(memory.list_element_projection_jobs())
         return {
             "total_s": sum(durations),
+            "cpu_s": cpu,
             "first_p50_ms": summary_ms(durations[:window])["p50_ms"],
             "last_p50_ms": summary_ms(durations[-window:])["p50_ms"],
             "jobs": jobs,
@@ -67,11 +71,11 @@ def one_batch(count: int) -> dict[str, Any]:
     with StrataGate.in_memory(block_turn_size=2) as memory:
         block_id = seed(memory)
         cards = [card(i, block_id) for i in range(count)]
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         memory.add_events(cards)
-        total = time.perf_counter() - started
+        total, cpu = time.perf_counter() - started, time.process_time() - cpu
         jobs = len(memory.list_element_projection_jobs())
-        return {"total_s": total, "jobs": jobs, "peak_rss_mib": peak_rss_mb()}
+        return {"total_s": total, "cpu_s": cpu, "jobs": jobs, "peak_rss_mib": peak_rss_mb()}
 
 
 def child(mode: str, count: int, window: int, checkout: str | None) -> dict[str, Any]:
@@ -115,7 +119,7 @@ def main() -> None:
             for side, checkout in sides.items():
                 runs.setdefault((side, mode), []).append(child(mode, args.cards, window, checkout))
     rows = [median_row(side, mode, runs[side, mode]) for mode in args.modes for side in sides]
-    columns = ["code", "calls", "runs", "total_s", "peak_rss_mib", "jobs"]
+    columns = ["code", "calls", "runs", "total_s", "cpu_s", "peak_rss_mib", "jobs"]
     print_table(rows, [*columns, "first_p50_ms", "last_p50_ms"])
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average {load}; wrote {args.out}")
