@@ -141,3 +141,29 @@ def test_folding_jobs_is_linear_in_the_events(memory: StrataGate) -> None:
 
     small, large = fold_work(100), fold_work(400)
     assert large <= 4.5 * small  # linear: 4x; the rescan made it about 16x
+
+
+def test_a_snapshot_taken_inside_a_batch_folds_on_like_the_log(memory: StrataGate) -> None:
+    """The group the batch's next card joins is part of the snapshot: restored mid-batch,
+    the model ends where folding the whole log ends."""
+    template = convert(CardData, memory.add_event(cards(block(memory), 1)[0]))
+    log = [
+        Recorded(
+            position,
+            "test",
+            EXTRACTION,
+            position,
+            EventAdded(event=template.model_copy(update={"id": f"evt_{position}"}), at=T0),
+        )
+        for position in range(1, 7)
+    ]
+    whole, head = JobsModel(), JobsModel()
+    for recorded in log:
+        whole.apply(recorded)
+    for recorded in log[:3]:
+        head.apply(recorded)
+    resumed = JobsModel.restore(head.snapshot())
+    for recorded in log[3:]:
+        resumed.apply(recorded)
+    assert list(whole.unqueued.values()) == [[f"evt_{p}" for p in range(1, 7)]]
+    assert resumed.digest() == whole.digest()
