@@ -167,3 +167,16 @@ def test_a_snapshot_taken_inside_a_batch_folds_on_like_the_log(memory: StrataGat
         resumed.apply(recorded)
     assert list(whole.unqueued.values()) == [[f"evt_{p}" for p in range(1, 7)]]
     assert resumed.digest() == whole.digest()
+
+
+def test_cards_sharing_a_weight_change_one_at_a_time(memory: StrataGate) -> None:
+    """Cards of one turn hold their initial weight as one instance: changing one card's weight
+    replaces it for that card only."""
+    first, second, third = memory.add_events(cards(block(memory), 3))
+    memory.pin_event(first.id)
+    memory.record_memory_use(event_ids=[second.id], receipt_id="r1")
+    weights = {card.id: memory.get_event(card.id).weight for card in (first, second, third)}
+    assert weights[first.id].pinned and not weights[second.id].pinned
+    assert weights[second.id].mention_count == 2 and weights[first.id].mention_count == 1
+    assert weights[third.id] == third.weight
+    assert memory.verify().ok
