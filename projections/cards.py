@@ -81,7 +81,7 @@ class EventsModel(ReadModel):
 
     def _stored(self, card: EventCard) -> EventCard:
         """``card`` holding what other cards hold alike (its initial weight, field-name sets)
-        by reference: the card's content is immutable."""
+        by reference (frozen models); set here, before anything else can see the card."""
         share_fields_set(card)
         if card.temporal is not None:
             share_fields_set(card.temporal)

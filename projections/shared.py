@@ -15,7 +15,7 @@ _ALL_SET: dict[type[BaseModel], set[str]] = {}
 
 def share_fields_set(model: BaseModel) -> None:
     """Point ``model`` at one field-name set per class when every field of it is set (a
-    converted card's are): pydantic only ever adds a set field's name to it, a no-op then."""
+    converted card's are). The API models are frozen, so nothing adds to the set."""
     fields_set = model.__pydantic_fields_set__
     if len(fields_set) != len(type(model).model_fields):
         return
@@ -24,8 +24,8 @@ def share_fields_set(model: BaseModel) -> None:
 
 
 class Pool(Generic[M]):
-    """One instance per distinct value of a model that is replaced, never changed in place
-    (a weight: changes are ``model_copy``)."""
+    """One instance per distinct value of a frozen model (a weight: changes are
+    ``model_copy``)."""
 
     def __init__(self) -> None:
         self._items: dict[tuple[Any, ...], M] = {}

@@ -170,8 +170,8 @@ def test_a_snapshot_taken_inside_a_batch_folds_on_like_the_log(memory: StrataGat
 
 
 def test_cards_sharing_a_weight_change_one_at_a_time(memory: StrataGate) -> None:
-    """Cards of one turn hold their initial weight as one instance: changing one card's weight
-    replaces it for that card only."""
+    """Cards of one turn hold their initial weight as one (frozen) instance: changing one
+    card's weight replaces it for that card only."""
     first, second, third = memory.add_events(cards(block(memory), 3))
     memory.pin_event(first.id)
     memory.record_memory_use(event_ids=[second.id], receipt_id="r1")
