@@ -107,8 +107,9 @@ class JobsModel(ReadModel):
     def __init__(self) -> None:
         self.extraction: dict[str, ExtractionJobRecord] = {}
         self.projection: dict[str, ProjectionJobRecord] = {}
-        self.unqueued: dict[str, list[str]] = {}
-        """Group key (log position of the group's first event) → event ids awaiting a job."""
+        self.unqueued: dict[str, dict[str, None]] = {}
+        """Group key (log position of the group's first event) → event ids awaiting a job (an
+        ordered set: a job per card of an old log's batch takes its card out in one step)."""
         self.open_batch: tuple[str, list[Any]] | None = None
         """The group the next ``EventAdded`` joins when it shares the batch (``added_batch``):
         the last group added cards opened, until another group or any job is queued."""
@@ -173,7 +174,7 @@ class JobsModel(ReadModel):
         batch, event_id = added_batch(event), event.event.id
         if self.open_batch is not None and self.open_batch[1] == batch:
             key = self.open_batch[0]
-            self.unqueued[key].append(event_id)
+            self.unqueued[key][event_id] = None
             self.group_of[event_id] = key
         else:
             self._open_group(str(recorded.position), [event_id])
@@ -181,7 +182,7 @@ class JobsModel(ReadModel):
 
     def _open_group(self, key: str, event_ids: list[str]) -> None:
         """A new group of unqueued events; added cards start a new group after it."""
-        self.unqueued[key] = event_ids
+        self.unqueued[key] = dict.fromkeys(event_ids)
         self.group_of.update(dict.fromkeys(event_ids, key))
         self.open_batch = None
 
@@ -193,13 +194,13 @@ class JobsModel(ReadModel):
             id=event.job_id, source_event_ids=event.source_event_ids, updated_at=event.at
         )
         self.open_batch = None
-        queued = set(event.source_event_ids)
-        touched = {self.group_of.pop(e) for e in queued if e in self.group_of}
-        for key in touched:
-            rest = [e for e in self.unqueued[key] if e not in queued]
-            if rest:
-                self.unqueued[key] = rest
-            else:
+        for event_id in event.source_event_ids:
+            key = self.group_of.pop(event_id, None)
+            if key is None:
+                continue
+            group = self.unqueued[key]
+            del group[event_id]
+            if not group:
                 del self.unqueued[key]
 
     @handles(ProjectionClaimed)
@@ -237,7 +238,7 @@ class JobsModel(ReadModel):
         return {
             "extraction": dump_records(self.extraction, ExtractionJobRecord),
             "projection": dump_records(self.projection, ProjectionJobRecord),
-            "unqueued": [[key, ids] for key, ids in self.unqueued.items()],
+            "unqueued": [[key, list(ids)] for key, ids in self.unqueued.items()],
             "open_batch": list(self.open_batch) if self.open_batch else None,
         }
 
@@ -246,7 +247,7 @@ class JobsModel(ReadModel):
         model = cls()
         model.extraction = load_records(ExtractionJobRecord, data["extraction"])
         model.projection = load_records(ProjectionJobRecord, data["projection"])
-        model.unqueued = {key: list(ids) for key, ids in data["unqueued"]}
+        model.unqueued = {key: dict.fromkeys(ids) for key, ids in data["unqueued"]}
         model.group_of = {e: key for key, ids in model.unqueued.items() for e in ids}
         if data["open_batch"] is not None:
             key, batch = data["open_batch"]

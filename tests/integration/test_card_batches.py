@@ -105,12 +105,14 @@ def count_lines(module_file: str, run: Callable[[], None]) -> int:
     return lines
 
 
-def one_at_a_time_log(template: CardData, count: int) -> list[Recorded]:
-    """``count`` cards added one per append (each its own group), then one job per card: the
-    log ``add_events`` used to write, the shape whose fold rescanned every group per job."""
+def one_job_per_card_log(template: CardData, count: int, *, one_batch: bool) -> list[Recorded]:
+    """``count`` cards, then one job per card: the log ``add_events`` used to write (the cards
+    of one append: ``one_batch``), or many ``add_event`` calls left unqueued (each card its own
+    group). Folding it used to rescan every group per job."""
     added = [
         EventAdded(
-            event=template.model_copy(update={"id": f"evt_{i}"}), at=T0 + timedelta(seconds=i)
+            event=template.model_copy(update={"id": f"evt_{i}"}),
+            at=T0 if one_batch else T0 + timedelta(seconds=i),
         )
         for i in range(count)
     ]
@@ -124,11 +126,12 @@ def one_at_a_time_log(template: CardData, count: int) -> list[Recorded]:
     ]
 
 
-def test_folding_jobs_is_linear_in_the_events(memory: StrataGate) -> None:
+@pytest.mark.parametrize("one_batch", [True, False], ids=["one batch", "many groups"])
+def test_folding_jobs_is_linear_in_the_events(memory: StrataGate, one_batch: bool) -> None:
     template = convert(CardData, memory.add_event(cards(block(memory), 1)[0]))
 
     def fold_work(count: int) -> int:
-        log = one_at_a_time_log(template, count)
+        log = one_job_per_card_log(template, count, one_batch=one_batch)
         model = JobsModel()
 
         def fold() -> None:
@@ -165,7 +168,7 @@ def test_a_snapshot_taken_inside_a_batch_folds_on_like_the_log(memory: StrataGat
     resumed = JobsModel.restore(head.snapshot())
     for recorded in log[3:]:
         resumed.apply(recorded)
-    assert list(whole.unqueued.values()) == [[f"evt_{p}" for p in range(1, 7)]]
+    assert [list(ids) for ids in whole.unqueued.values()] == [[f"evt_{p}" for p in range(1, 7)]]
     assert resumed.digest() == whole.digest()
 
 
