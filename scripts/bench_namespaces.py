@@ -3,17 +3,18 @@
 For each N of ``--namespaces`` the same work runs twice, on a fresh database each time:
 
 * **ray** — a fresh local Ray (``num_cpus=2``); ``--workers`` driver threads each take
-  namespaces off a queue, open them with ``runtime="ray"`` (``max_live_namespaces=--max-live``,
-  ``ray_prestart=--max-live``: a warm pool of role actors), append the namespace's ``--turns``
-  LoCoMo turns in one ``append_turns(..., wait=False)`` call (it returns once they are durable;
-  sealing, extraction and projection run in the namespace's actors), ``drain()`` and close. A
+  namespaces off a queue, open them with ``runtime="ray"`` (``max_live_namespaces=--max-live``;
+  the directory's warm pool of hosts, one per CPU, is the default), append the namespace's
+  ``--turns`` LoCoMo turns in one ``append_turns(..., wait=False)`` call (it returns once they
+  are durable; sealing, extraction and projection run in the namespace's host), ``drain()``
+  and close. A
   sampler adds up the resident memory of the driver and every process below it (Ray's raylet,
   GCS and the actors) once a second;
 * **inline** — the same loop in this one process with ``runtime="inline"``.
 
 Reports both aggregate turns/s and their ratio, the directory's activation latency (assigning
-four pooled actors to a namespace and hydrating them), peak resident memory of the whole Ray
-cluster, the actors it started and its passivations, and checks that the log holds every turn
+a namespace to a pooled host and hydrating it), peak resident memory of the whole Ray
+cluster, the hosts it started and its passivations, and checks that the log holds every turn
 of every namespace (and, for a sample, that ``verify()`` passes). ``--max-seconds`` stops
 starting namespaces after that long (a large N then reports how many it completed).
 
@@ -99,7 +100,7 @@ def ingest(
         **model_options(args.models),
     }
     if runtime == "ray":
-        options |= {"max_live_namespaces": args.max_live, "ray_prestart": args.max_live}
+        options |= {"max_live_namespaces": args.max_live}
     warm = time.perf_counter()  # start the pool (Ray) and load the imports before timing
     with StrataGate.open(database, "warm-up", **options) as memory:
         memory.append_turns(turn_rows(turns, 0, args.block_turn_size * 2))

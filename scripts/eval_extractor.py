@@ -23,11 +23,18 @@ of ``--block-turns`` turns; the sample at the library's default block size) and 
 it ends with are scored against ``tests/fixtures/labels/elements.json`` (rule and scoring in
 the README beside it): precision, recall, and both again requiring the labelled type.
 
+(d) Event titles: the messages of one session per conversation are labelled in
+``tests/fixtures/labels/event_titles.json`` (rule in the README beside it) with the title of
+the event they report, or none. "title recall" = labelled event messages cited by an
+extracted event whose title covers at least half of the label's content tokens; "on event" =
+extracted events citing a labelled message that cite an event message; "title prec" = of
+those events, the ones whose title covers at least half of such a message's label.
+
 ``--compare-with TREE`` also runs this script against another source tree's code (its
 modules first on the path, in a subprocess) and prints before → after of the totals.
 
 Usage: PYTHONPATH=. python scripts/eval_extractor.py [--data DIR] [--out PATH] [--labels PATH]
-                                                    [--compare-with TREE]
+                                                    [--title-labels PATH] [--compare-with TREE]
 """
 
 from __future__ import annotations
@@ -68,6 +75,7 @@ from stratagate.timeutil import partial_bounds
 
 MATCH_THRESHOLD = 0.5
 LABELS = Path(__file__).parents[1] / "tests" / "fixtures" / "labels" / "elements.json"
+TITLE_LABELS = LABELS.with_name("event_titles.json")
 SAMPLE = Path(stratagate.__file__).parent / "sample" / "project_conversation.jsonl"
 MONTH = timedelta(days=31)
 _FIRST_PERSON_WORD = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|my|me|mine|myself)\b|\bMy\b")
@@ -339,6 +347,67 @@ def _total(reports: Iterable[ConversationReport]) -> ConversationReport:
     return total
 
 
+@dataclass
+class TitleReport:
+    """Extracted event titles against the labelled ones, for one conversation's session."""
+
+    sample_id: str
+    labelled: int = 0
+    cited: int = 0
+    titled: int = 0
+    events: int = 0
+    on_event: int = 0
+    title_ok: int = 0
+
+
+def score_titles(
+    sample_id: str, events: list[Extracted], titles: dict[str, str | None]
+) -> TitleReport:
+    """Counts of labelled event messages cited and well titled, and of the extracted events
+    citing labelled messages that cite an event message and carry its title."""
+    report = TitleReport(sample_id=sample_id)
+    label = {f"{sample_id}:{dia_id}": overlap_tokens(t) for dia_id, t in titles.items() if t}
+    labelled = {f"{sample_id}:{dia_id}" for dia_id in titles}
+    report.labelled = len(label)
+    for message_id, tokens in label.items():
+        citing = [e for e in events if message_id in e.card.source_message_ids]
+        report.cited += bool(citing)
+        report.titled += any(_covers(tokens, e.card.title) for e in citing)
+    for event in events:
+        cited = set(event.card.source_message_ids)
+        if not cited & labelled:
+            continue
+        report.events += 1
+        reported = [label[m] for m in cited if m in label]
+        report.on_event += bool(reported)
+        report.title_ok += any(_covers(tokens, event.card.title) for tokens in reported)
+    return report
+
+
+def _covers(label: set[str], title: str) -> bool:
+    return bool(label) and len(label & overlap_tokens(title)) / len(label) >= MATCH_THRESHOLD
+
+
+def _title_row(report: TitleReport) -> dict[str, object]:
+    return {
+        "sample_id": report.sample_id,
+        "labelled": report.labelled,
+        "cited": _share(report.cited, report.labelled),
+        "title_recall": _share(report.titled, report.labelled),
+        "events": report.events,
+        "on_event": _share(report.on_event, report.events),
+        "title_precision": _share(report.title_ok, report.events),
+    }
+
+
+def _title_total(reports: Iterable[TitleReport]) -> TitleReport:
+    total = TitleReport(sample_id="total")
+    for report in reports:
+        for name in ("labelled", "cited", "titled", "events", "on_event", "title_ok"):
+            setattr(total, name, getattr(total, name) + getattr(report, name))
+    return total
+
+
 def _name_key(name: str) -> str:
     key = " ".join(name.casefold().split())
     return key.removeprefix("the ")
@@ -456,6 +525,14 @@ def _element_table(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
+def _plain_table(rows: list[dict[str, object]]) -> str:
+    """Every column of ``rows`` under its key."""
+    keys = list(rows[0])
+    lines = [" ".join(f"{key.replace('_', ' '):>15}" for key in keys)]
+    lines.extend(" ".join(f"{row[key]!s:>15}" for key in keys) for row in rows)
+    return "\n".join(lines)
+
+
 def _table(rows: list[dict[str, object]]) -> str:
     columns = [
         ("sample_id", "sample"), ("blocks", "blocks"), ("events", "events"),
@@ -492,6 +569,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--block-turns", type=int, default=12)
     parser.add_argument("--labels", type=Path, default=LABELS, help="labelled elements (JSON)")
     parser.add_argument(
+        "--title-labels", type=Path, default=TITLE_LABELS, help="labelled event titles (JSON)"
+    )
+    parser.add_argument(
         "--compare-with", type=Path, default=None, metavar="TREE",
         help="also run another source tree's code and print before (it) → after (this)",
     )  # fmt: skip
@@ -501,6 +581,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no LoCoMo files in {args.data}", file=sys.stderr)
         return 2
     reports = []
+    title_labels = orjson.loads(args.title_labels.read_bytes())["conversations"]
+    title_reports = []
     for path in paths:
         conv = load_conversation(path)
         report = ConversationReport(sample_id=conv.sample_id)
@@ -508,8 +590,14 @@ def main(argv: list[str] | None = None) -> int:
         _score_recall(conv, events, report)
         _score_temporal(conv, events, report)
         reports.append(report)
+        if conv.sample_id in title_labels:
+            titles = title_labels[conv.sample_id]["titles"]
+            title_reports.append(score_titles(conv.sample_id, events, titles))
     rows = [_summary(report) for report in reports] + [_summary(_total(reports))]
     print(_table(rows))
+    title_rows = [_title_row(r) for r in title_reports] + [_title_row(_title_total(title_reports))]
+    print("\nevent titles against tests/fixtures/labels/event_titles.json")
+    print(_plain_table(title_rows))
     labels = orjson.loads(args.labels.read_bytes())["conversations"]
     element_reports = [
         score_elements(path.stem, project_conversation(load_conversation(path), args.block_turns),
@@ -530,6 +618,7 @@ def main(argv: list[str] | None = None) -> int:
         "conversations": rows[:-1],
         "total": rows[-1],
         "misses": {report.sample_id: report.misses for report in reports},
+        "titles": {"conversations": title_rows[:-1], "total": title_rows[-1]},
         "elements": {
             "conversations": element_rows[:-1],
             "total": element_rows[-1],
@@ -541,7 +630,8 @@ def main(argv: list[str] | None = None) -> int:
         before = _other_tree(args.compare_with.resolve(), args)
         print(f"\nbefore ({args.compare_with}) → after (this tree), totals")
         pairs = [("events", before["total"], document["total"]),
-                 ("elements", before["elements"]["total"], document["elements"]["total"])]  # type: ignore[index]  # fmt: skip
+                 ("elements", before["elements"]["total"], document["elements"]["total"]),  # type: ignore[index]
+                 ("titles", before.get("titles", {}).get("total", {}), title_rows[-1])]  # fmt: skip
         for label, old, new in pairs:
             for key, value in new.items():  # type: ignore[attr-defined]
                 if key != "sample_id" and isinstance(value, int | float):

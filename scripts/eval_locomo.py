@@ -17,27 +17,29 @@ Evidence recall@k of a question = share of its evidence ids covered by the top k
 
 With ``--context`` each question is also put to ``recall_context(question)`` at its defaults
 (4 events, 4 facts, 900 tokens, the unthreaded conversation), which is what an agent sees
-before it answers. An evidence id is in the context when an event shown cites it, or a fact
-shown cites an event that cites it ("memories"); "+blocks" also counts the messages of the
+before it answers. An evidence id is in the context when a message shown is it, an event
+shown cites it, or a fact shown cites an event that cites it ("context": the share of the
+question's evidence; "ctx hit": 1 when any is in it, "ctx all" when all are); "+blocks" also
+counts the messages of the
 conversation blocks the context shows as a transcript (L3 condensed to L5 raw, and the open
 tail), which depend on recency, not on the question. These are reported beside raw@10 and
 events@4 (the first four event hits: relevance alone, no weight, no budget). ``--weight-floor``
 sets ``stratagate.read.recall.WEIGHT_FLOOR`` in this process (the harness runs the inline
-runtime) to sweep the recall blend. Averages are over questions. Evidence entries are read as
+runtime) to sweep the recall blend; ``--recall-messages`` sets ``RECALL_MESSAGES`` (the raw
+hits shown as turns) the same way. Averages are over questions. Evidence entries are read as
 ``D<session>:<turn>`` ids (``"D8:6; D9:17"`` is two ids, ``"D:11:26"`` is ``D11:26``); ids that
 name no message are dropped and questions left with none are skipped (both counted). Category 5
 (adversarial: the question presupposes something the conversation does not say) is reported
-but excluded from the headline and per-conversation figures. Ranking rules were tuned on
-conv-26 and conv-30 only ("tuning"); the other conversations are reported as "held-out". The
-round-3 raw search rules (issue 25) were tuned on conv-26, -30, -41 and -42: for them only
-conv-43 is held out (its per-conversation row).
+but excluded from the headline and per-conversation figures. Ranking rules of rounds 1-2 were
+tuned on conv-26 and conv-30 only; those of round 3 (issue 25) on conv-26, -30, -41 and -42
+("tuning"): conv-43 is held out ("held-out", and its per-conversation row).
 
 ``--compare-with TREE`` runs this same script (same arguments) against another source tree
 (say ``git worktree add /tmp/main main``) in a subprocess, its modules first on the path, and
 prints a before/after table of the headline figures: before and after in one run.
 
 Usage: PYTHONPATH=. python scripts/eval_locomo.py [--data DIR] [--out PATH] [--samples ID ...]
-                                                [--context [--weight-floor F]]
+                                                [--context [--weight-floor F] [--recall-messages N]]
                                                 [--compare-with TREE]
 """
 
@@ -75,8 +77,9 @@ CONTEXT_EVENTS = 4
 KS = (5, 10)
 LIMIT = max(KS)
 HEADLINE_CATEGORIES = (1, 2, 3, 4)
-TUNING_SAMPLES = ("conv-26", "conv-30")
-"""The only conversations ranking changes were tuned on; the others are held out."""
+TUNING_SAMPLES = ("conv-26", "conv-30", "conv-41", "conv-42")
+"""The conversations ranking changes were tuned on (rounds 1-2 used conv-26 and conv-30
+only); conv-43 is held out."""
 CATEGORY_NAMES = {
     1: "multi-hop",
     2: "temporal",
@@ -180,6 +183,7 @@ def question_figures(
         for system, found in context.items():
             figures[f"{system}_r"] = sum(found) / len(found)
             figures[f"{system}_all"] = float(all(found))
+            figures[f"{system}_hit"] = float(any(found))
     return figures
 
 
@@ -210,6 +214,7 @@ class ContextSources:
         memories = set().union(
             *(self.events[e.id] for e in context.events),
             *(self.facts[f.id] for f in context.elements),
+            {m.id for m in getattr(context, "messages", ())},  # older trees have none
         )
         shown = set(memories)
         for block in context.blocks:
@@ -394,8 +399,9 @@ def context_table(summary: dict[str, object]) -> str:
         ("raw@10", "raw_r@10"),
         (f"events@{CONTEXT_EVENTS}", f"events_r@{CONTEXT_EVENTS}"),
         ("context", "context_r"),
-        ("+blocks", "context_blocks_r"),
+        ("ctx hit", "context_hit"),
         ("ctx all", "context_all"),
+        ("+blocks", "context_blocks_r"),
     ]
     lines = [f"{'':<18}{'n':>5} " + " ".join(f"{title:>9}" for title, _ in columns)]
 
@@ -414,7 +420,8 @@ def context_table(summary: dict[str, object]) -> str:
 
 
 COMPARED = (("raw_r@5", "raw r@5"), ("raw_r@10", "raw r@10"), ("events_r@10", "events r@10"),
-            ("context_r", "context"), ("baseline_r@10", "bm25 r@10"))  # fmt: skip
+            ("context_r", "context"), ("context_hit", "ctx hit"),
+            ("baseline_r@10", "bm25 r@10"))  # fmt: skip
 
 
 def run_other_tree(tree: Path, argv: list[str]) -> dict[str, object]:
@@ -467,6 +474,12 @@ def main(argv: list[str] | None = None) -> int:
         help="override the recall blend's WEIGHT_FLOOR (0-1) for a sweep",
     )
     parser.add_argument(
+        "--recall-messages",
+        type=int,
+        default=None,
+        help="override recall's RECALL_MESSAGES (raw hits shown as turns) for a sweep",
+    )
+    parser.add_argument(
         "--compare-with",
         type=Path,
         default=None,
@@ -478,6 +491,10 @@ def main(argv: list[str] | None = None) -> int:
         if not 0.0 <= args.weight_floor <= 1.0:
             parser.error("--weight-floor must be between 0 and 1")
         stratagate.read.recall.WEIGHT_FLOOR = args.weight_floor
+    if args.recall_messages is not None:
+        if args.recall_messages < 0:
+            parser.error("--recall-messages must be >= 0")
+        stratagate.read.recall.RECALL_MESSAGES = args.recall_messages
     paths = sorted(args.data.glob("*.json"))
     if args.samples:
         paths = [p for p in paths if p.stem in set(args.samples)]
@@ -502,6 +519,7 @@ def main(argv: list[str] | None = None) -> int:
         "block_turns": args.block_turns,
         "context": args.context,
         "weight_floor": stratagate.read.recall.WEIGHT_FLOOR,
+        "recall_messages": getattr(stratagate.read.recall, "RECALL_MESSAGES", 0),
         "limit": LIMIT,
         "headline_categories": list(HEADLINE_CATEGORIES),
         **summary,

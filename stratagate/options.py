@@ -56,11 +56,11 @@ class MemoryOptions:
     recover_on_open: bool = True
     """Mark jobs found running as interrupted when the memory opens (off for read-only tools)."""
     max_live_namespaces: int = 8
-    """Ray runtime: namespaces whose actors may serve at once; beyond it the least recently used
-    is passivated and its four actors are reassigned (the pool never grows past the bound)."""
+    """Ray runtime: namespaces the pooled hosts may serve at once; beyond it the least recently
+    used is passivated and its place reassigned (no process is started per namespace)."""
     ray_prestart: int = 0
-    """Ray runtime: start this many actors of each role ahead (a warm pool), so the first
-    activations do not wait for processes to start."""
+    """Ray runtime: start at least this many host actors up front. The directory already starts
+    one per CPU of the cluster when it is created (a warm pool by default)."""
     timeline_limit: int = 200
     """Events in the timeline an extractor gets: half the ones most related to the target
     block, the rest the latest (0: every event, so the cost of extraction grows with history)."""

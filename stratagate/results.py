@@ -145,6 +145,8 @@ class RecallContext(Model):
     batch_id: str | None
     events: list[RecallEntry] = Field(default_factory=list)
     elements: list[RecallEntry] = Field(default_factory=list)
+    messages: list[RecallEntry] = Field(default_factory=list)
+    """Source messages that match the query (each best raw hit, then the message after it)."""
     blocks: list[BlockContextEntry] = Field(default_factory=list)
     tokens: int
     token_budget: int

@@ -1,19 +1,24 @@
-"""The Ray runtime: four role actors per live namespace, recycled across namespaces.
+"""The Ray runtime: namespaces served by a warm pool of host actors, one process per CPU.
 
-This is the one place ``ray.remote`` is applied: to ``RoleActor``, a process that hosts one role
-(the weights actor also hosts the reader) for one namespace at a time, and to the ``Directory``
-that assigns them. Activating a namespace takes an idle actor of each role from the
-directory's pool (starting one only when the pool is empty), acquires the namespace's writer
-lease and tells each actor to serve the namespace under that lease's epoch (hydrating from
-snapshot + log tail). Passivating one — when ``max_live_namespaces`` is reached, the least
-recently used namespace no memory holds open — snapshots it, releases the actors to the pool
-and gives the lease up. A namespace a memory holds open is not passivated for another (the two
-would only take turns): while every live namespace is held open the bound is exceeded. No process is started or stopped per namespace; heavy imports load once
-per process, and only in the roles that use them.
+This is the one place ``ray.remote`` is applied: to ``HostActor``, a process that serves any
+number of namespaces at once — each with all four roles (and the reader) over one shared live
+state (``stratagate.actors.hosted``), so a namespace's log is folded once — and to the
+``Directory`` that assigns namespaces to hosts. The directory starts its pool when it is
+created: one host per CPU of the cluster (``ray_prestart`` asks for more), spread over the
+nodes. Activating a namespace acquires its writer lease and has the least busy host serve it
+under that lease's epoch (hydrating from snapshot + log tail) — no process is started per
+namespace, and heavy imports load once per host. Passivating one — when
+``max_live_namespaces`` is reached, the least recently used namespace no memory holds open —
+snapshots it, drops it from its host and gives the lease up. A namespace a memory holds open is
+not passivated for another (the two would only take turns): while every live namespace is held
+open the bound is exceeded. Memory is bounded by the pool and the bound, not by namespaces
+opened.
 
-Fencing: an actor checks every call against the namespace it serves (a caller holding an old
-handle gets ``NotAssignedError`` and re-activates), and every append carries the activation's
-lease, so a late write for a namespace an actor no longer serves — or from any stale holder —
+A turn costs the caller one actor call (the append, answered once durable); the background
+work it sets off is a nudge the host coalesces with the others that arrive while a pass is
+queued. Fencing: a host checks every call against the namespaces it serves (a caller holding an
+old handle gets ``NotAssignedError`` and re-activates), and every append carries the
+activation's lease, so a late write for a namespace that moved — or from any stale holder —
 fails with ``StorageConflictError`` instead of landing. Ray object refs never reach the caller,
 and Ray's task errors are unwrapped into the error the role raised.
 """
@@ -21,7 +26,6 @@ and Ray's task errors are unwrapped into the error the role raised.
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib
 import logging
 import os
@@ -31,7 +35,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import ray
@@ -46,20 +50,16 @@ from ray.exceptions import (
 
 from stratagate.actors import pipeline
 from stratagate.actors.auditor import Auditor
-from stratagate.actors.live import LiveState
-from stratagate.actors.reader import Reader
-from stratagate.actors.registry import ROLES, Handles, RoleName, handler_of, host_of
-from stratagate.actors.role import MessageHandler
-from stratagate.actors.weight_keeper import WeightKeeper
+from stratagate.actors.hosted import HostedNamespace
+from stratagate.actors.registry import Handles, RoleName, host_of
 from stratagate.audit import refuse_damaged_log
 from stratagate.errors import (
     DrainTimeoutError,
     RuntimeUnavailableError,
-    StaleHandleError,
     StorageConflictError,
     StrataGateError,
 )
-from stratagate.messages import Message
+from stratagate.messages import AppendTurn, AppendTurns, Message
 from stratagate.options import MemoryOptions
 from stratagate.store import EventStore, Holder, Lease, open_store
 from stratagate.store.keys import keys_for
@@ -68,11 +68,15 @@ RAY_NAMESPACE = "stratagate"
 DIRECTORY_NAME = "stratagate-directory"
 CALL_ATTEMPTS = 4
 RELEASE_SNAPSHOT_MIN = 200
-"""A released actor snapshots only when at least this many events came since its last
+"""A released namespace snapshots only when at least this many events came since its last
 snapshot: a short tail replays faster than a snapshot is written."""
+HOST_THREADS = 64
+"""Calls a host runs at once (its namespaces' deliveries still take turns per namespace)."""
+PENDING_CHECK = 64
+"""Unchecked background nudges a runtime keeps before it looks at the answered ones."""
 R = TypeVar("R")
 Actor = ActorHandle[Any]
-"""A Ray actor's handle (role actors and the directory alike)."""
+"""A Ray actor's handle (host actors and the directory alike)."""
 log = logging.getLogger(__name__)
 
 PRELOAD: dict[RoleName, tuple[str, ...]] = {
@@ -81,36 +85,31 @@ PRELOAD: dict[RoleName, tuple[str, ...]] = {
     "projector": ("stratagate.offline.element_projector",),
     "weights": ("projections.search_index", "stratagate.read.recall"),
 }
-"""What each role imports when its process starts (so a namespace's activation does not)."""
+"""What each role needs imported: a host imports them all when its process starts (so a
+namespace's activation does not)."""
 
 
 class NotAssignedError(StorageConflictError):
-    """The actor no longer serves that namespace (it was passivated and recycled)."""
+    """The host no longer serves that namespace (it was passivated, or moved)."""
 
 
-@dataclass
-class _Assignment:
-    database: str
-    namespace: str
-    live: LiveState
-    handlers: dict[type[MessageHandler], MessageHandler]
-    """The role, and for the weights actor also the reader it hosts."""
-    peers: dict[RoleName, Actor]
-    hydrated_at: int
-    errors: list[BaseException] = field(default_factory=list)
+def namespace_key(database: str, namespace: str) -> str:
+    """How the directory and the hosts name a namespace of a database."""
+    return f"{database}|{namespace}"
 
 
 @ray.remote(num_cpus=0, max_restarts=0)
-class RoleActor:
-    """A process hosting one role for one namespace at a time, reassigned as namespaces come
-    and go; its store connections outlive the assignments."""
+class HostActor:
+    """A process serving namespaces as they are assigned and released; its store connections
+    outlive the assignments."""
 
-    def __init__(self, role: RoleName) -> None:
-        self.role_name: RoleName = role
+    def __init__(self) -> None:
         self.stores: dict[str, EventStore] = {}
-        self.current: _Assignment | None = None
-        for module in PRELOAD[role]:
-            importlib.import_module(module)
+        self.hosted: dict[str, HostedNamespace] = {}
+        self._table = threading.Lock()
+        for modules in PRELOAD.values():
+            for module in modules:
+                importlib.import_module(module)
 
     def assign(
         self,
@@ -119,105 +118,65 @@ class RoleActor:
         options: MemoryOptions,
         lease: Lease,
         recover: bool,
-        peers: dict[RoleName, Actor],
     ) -> int:
         """Serve ``namespace`` under ``lease`` from now on; returns the position hydrated to."""
-        self.current = None
-        store = self.stores.get(database)
-        if store is None:
-            store = self.stores[database] = open_store(database)
-        cls = ROLES[self.role_name]
-        live = LiveState(
-            store,
-            namespace,
-            cls.components,
-            snapshot_key=self.role_name,
-            snapshot_every=options.snapshot_every,
-            lease=lease,
-        )
-        role = cls(namespace, options, live)
-        handlers: dict[type[MessageHandler], MessageHandler] = {cls: role}
-        if isinstance(role, WeightKeeper):
-            handlers[Reader] = Reader(live, role)
-        if recover:
-            pipeline.retrying_stale(role.recover, label="recover")
-        self.current = _Assignment(database, namespace, live, handlers, peers, live.state.position)
-        return live.state.position
+        key = namespace_key(database, namespace)
+        stale = self._drop(key)  # served under an older lease: its work stops here
+        if stale is not None:
+            stale.release(None)
+        with self._table:
+            store = self.stores.get(database)
+            if store is None:
+                store = self.stores[database] = open_store(database)
+        hosted = HostedNamespace(store, namespace, options, lease, recover=recover)
+        with self._table:
+            self.hosted[key] = hosted
+        return hosted.live.state.position
 
-    def _serving(self, namespace: str) -> _Assignment:
-        current = self.current
-        if current is None or current.namespace != namespace:
-            raise NotAssignedError(f"this {self.role_name} actor no longer serves {namespace!r}")
-        return current
+    def _serving(self, key: str) -> HostedNamespace:
+        hosted = self.hosted.get(key)
+        if hosted is None:
+            raise NotAssignedError(f"this host no longer serves {key.rpartition('|')[2]!r}")
+        return hosted
 
-    def handle(self, namespace: str, message: Message[R]) -> R:
-        """Answer one message for ``namespace`` (the weights actor also answers queries)."""
-        current = self._serving(namespace)
-        return current.handlers[handler_of(message)].handle(message)
+    def _drop(self, key: str) -> HostedNamespace | None:
+        with self._table:
+            return self.hosted.pop(key, None)
 
-    def run_chain(self, namespace: str, messages: tuple[Message[Any], ...]) -> Any:
-        """Answer the first message here and, on success, nudge the actor of the next: returns
-        the next link's reference (``drain`` follows the chain), ``True`` when the chain ended
-        here, ``False`` when it was cut short (an error, kept for ``drain``, or a
-        reassignment)."""
-        current = self.current
-        if current is None or current.namespace != namespace:
-            return False  # passivated meanwhile: drain or the next activation finishes the work
-        first, rest = messages[0], messages[1:]
-        handler = current.handlers[handler_of(first)]
-        try:
-            pipeline.retrying_stale(lambda: handler.handle(first), label=type(first).__name__)
-        except StaleHandleError:
-            pass  # other writers kept winning: they are doing this work
-        except Exception as exc:  # the job state is durable; the caller sees it at drain()
-            current.errors.append(exc)
-            return False
-        if not rest:
-            return True
-        following = cast(RoleName, host_of(rest[0]))
-        return current.peers[following].run_chain.remote(namespace, rest)
+    def handle(self, key: str, message: Message[R], derived: bool = False) -> R:
+        """Answer one message for the namespace (queries too); on success and ``derived``,
+        queue a pass of the derived work (the flow's next request, sent along to save a call)."""
+        hosted = self._serving(key)
+        result: R = hosted.deliver(message)
+        if derived:
+            hosted.start(pipeline.DERIVED)
+        return result
 
-    def configure(self, namespace: str, options: MemoryOptions) -> None:
-        """Adopt another opener's options (callbacks, clock, ids) for later calls."""
-        for handler in self._serving(namespace).handlers.values():
-            if isinstance(handler, ROLES[self.role_name]):
-                handler.options = options
+    def start(self, key: str, chain: tuple[Message[Any], ...]) -> None:
+        """Queue the chain's background pass (coalesced with an unstarted one)."""
+        self._serving(key).start(chain)
 
-    def take_errors(self, namespace: str) -> list[BaseException]:
-        current = self._serving(namespace)
-        errors, current.errors = current.errors, []
-        return errors
+    def settle(self, key: str, timeout: float | None, finish: bool) -> None:
+        """Wait for the namespace's background work; finish it when it was cut short."""
+        self._serving(key).settle(timeout, finish)
 
-    def positioned_digests(self, namespace: str) -> tuple[int, dict[str, str]]:
-        live = self._serving(namespace).live
-        live.refresh()
-        return live.state.position, live.state.digests()
+    def configure(self, key: str, options: MemoryOptions) -> None:
+        self._serving(key).configure(options)
 
-    def rehydrate(self, namespace: str) -> int:
-        """Drop cached keys and fold the log again (after an erasure); returns the position."""
-        live = self._serving(namespace).live
-        live.rehydrate()
-        return live.state.position
+    def positioned_digests(self, key: str) -> tuple[int, dict[str, str]]:
+        return self._serving(key).positioned_digests()
 
-    def snapshot(self, namespace: str) -> int:
-        """Write a snapshot of this role's read models now."""
-        live = self._serving(namespace).live
-        live.snapshot()
-        return live.state.position
+    def snapshot(self, key: str) -> int:
+        """Write a snapshot of the namespace's read models now."""
+        return self._serving(key).snapshot()
 
-    def release(self) -> int:
-        """Stop serving the current namespace (snapshot first when a long tail accumulated);
-        back to the pool."""
-        current, self.current = self.current, None
-        if current is None:
-            return 0
-        live = current.live
-        if live.state.position - live.snapshot_position >= RELEASE_SNAPSHOT_MIN:
-            live.snapshot()
-        return live.state.position
+    def release(self, key: str) -> int:
+        """Stop serving the namespace (snapshot first when a long tail accumulated)."""
+        hosted = self._drop(key)
+        return 0 if hosted is None else hosted.release(RELEASE_SNAPSHOT_MIN)
 
     def ping(self) -> str:
-        return self.role_name
+        return "host"
 
     def pid(self) -> int:
         return os.getpid()
@@ -226,26 +185,35 @@ class RoleActor:
         """The Ray node this actor runs on."""
         return str(ray.get_runtime_context().get_node_id())
 
-    def serving(self) -> str | None:
-        return None if self.current is None else self.current.namespace
+    def serving(self) -> list[str]:
+        """The namespaces this host serves now."""
+        with self._table:
+            return sorted(key.rpartition("|")[2] for key in self.hosted)
 
 
 @dataclass
 class _Activation:
     database: str
     namespace: str
-    handles: dict[RoleName, Actor]
+    host: Actor
     lease: Lease
+
+
+def pool_size() -> int:
+    """One host per CPU of the cluster (this machine's count when Ray does not say)."""
+    resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+    cpus = int(resources.get("CPU", 0))
+    return max(1, cpus or os.cpu_count() or 1)
 
 
 @ray.remote(num_cpus=0)
 class Directory:
-    """Assigns pooled role actors to at most ``max_live`` namespaces at once (LRU)."""
+    """Assigns at most ``max_live`` namespaces at once (LRU) to a warm pool of hosts."""
 
     def __init__(self, max_live: int) -> None:
         self.max_live = max_live
         self.live: OrderedDict[str, _Activation] = OrderedDict()
-        self.idle: dict[RoleName, list[Actor]] = {role: [] for role in ROLES}
+        self.hosts: list[Actor] = []
         self.users: Counter[str] = Counter()
         """Open memories per namespace: namespaces nobody has open are passivated first."""
         self.stores: dict[str, EventStore] = {}
@@ -254,31 +222,39 @@ class Directory:
         self.activations = 0
         self.started = 0
         self.activation_seconds: list[float] = []
+        self._grow(pool_size())  # warm from the start: the first activations wait for none
         threading.Thread(target=self._renew_leases, name="stratagate-leases", daemon=True).start()
 
     # -- pool -------------------------------------------------------------------------------
 
-    def prestart(self, per_role: int) -> int:
-        """Start idle actors ahead so activations find them warm; returns the pool size."""
-        fresh: list[tuple[RoleName, Actor]] = []
-        for role in ROLES:
-            missing = per_role - len(self.idle[role]) - len(self.live)  # one serving per live
-            fresh.extend((role, self._new_actor(role)) for _ in range(max(0, missing)))
-        ray.get([actor.ping.remote() for _, actor in fresh])
-        for role, actor in fresh:
-            self.idle[role].append(actor)
-        return sum(len(actors) for actors in self.idle.values())
+    def prestart(self, hosts: int) -> int:
+        """Have at least ``hosts`` hosts, started and ready; returns the pool size."""
+        self._grow(hosts)
+        ray.get([host.ping.remote() for host in self.hosts])
+        return len(self.hosts)
 
-    def _new_actor(self, role: RoleName) -> Actor:
-        self.started += 1
-        # SPREAD: on a cluster, the pool (and so the namespaces) spreads over the nodes
-        actor: Actor = RoleActor.options(  # type: ignore[attr-defined]
-            scheduling_strategy="SPREAD"
-        ).remote(role)
-        return actor
+    def _grow(self, hosts: int) -> None:
+        while len(self.hosts) < hosts:
+            self.started += 1
+            # SPREAD: on a cluster, the pool (and so the namespaces) spreads over the nodes
+            host: Actor = HostActor.options(  # type: ignore[attr-defined]
+                scheduling_strategy="SPREAD", max_concurrency=HOST_THREADS
+            ).remote()
+            self.hosts.append(host)
 
-    def _take(self, role: RoleName) -> Actor:
-        return self.idle[role].pop() if self.idle[role] else self._new_actor(role)
+    def _least_busy(self) -> Actor:
+        load = Counter(activation.host._actor_id for activation in self.live.values())
+        return min(self.hosts, key=lambda host: load[host._actor_id])
+
+    def _lose(self, host: Actor) -> None:
+        """Forget a host that died: its namespaces are no longer live, a new host takes its
+        place in the pool."""
+        self.hosts = [h for h in self.hosts if h._actor_id != host._actor_id]
+        for key in [k for k, a in self.live.items() if a.host._actor_id == host._actor_id]:
+            self._drop(key)
+        with contextlib.suppress(Exception):
+            ray.kill(host, no_restart=True)
+        self._grow(pool_size())
 
     # -- activation -------------------------------------------------------------------------
 
@@ -289,19 +265,17 @@ class Directory:
         options: MemoryOptions,
         recover: bool,
         attach: bool = False,
-    ) -> dict[RoleName, Actor]:
-        """The namespace's actors, assigning pooled ones if it is not live; passivates beyond
-        the bound (``attach``: a memory opens it, and holds it until ``release``)."""
+    ) -> Actor:
+        """The namespace's host, assigning it to one if it is not live; passivates beyond the
+        bound (``attach``: a memory opens it, and holds it until ``release``)."""
         self.max_live = options.max_live_namespaces  # the latest opener sets the bound
-        key = f"{database}|{namespace}"
+        key = namespace_key(database, namespace)
         if attach:
             self.users[key] += 1
         activation = self.live.get(key)
         if activation is not None and attach:
-            try:  # the latest opener's options (callbacks, clock) apply to the shared actors
-                ray.get(
-                    [h.configure.remote(namespace, options) for h in activation.handles.values()]
-                )
+            try:  # the latest opener's options (callbacks, clock) apply to the shared host
+                ray.get(activation.host.configure.remote(key, options))
             except (RayActorError, RayTaskError):  # lost behind our back: start afresh
                 self._drop(key)
                 activation = None
@@ -311,7 +285,7 @@ class Directory:
             activation = self._assign(database, namespace, options, recover)
             self.live[key] = activation
         self.live.move_to_end(key)
-        return activation.handles
+        return activation.host
 
     def _assign(
         self, database: str, namespace: str, options: MemoryOptions, recover: bool
@@ -320,65 +294,46 @@ class Directory:
         store = self._store(database)
         lease = store.acquire_lease(namespace, self.holder)
         try:
-            handles = self._assign_actors(database, namespace, options, lease, recover)
+            host = self._assign_host(database, namespace, options, lease, recover)
         except BaseException:
             with contextlib.suppress(StrataGateError):
                 store.release_lease(lease)
             raise
         self.activations += 1
         self.activation_seconds.append(time.perf_counter() - began)
-        return _Activation(database, namespace, handles, lease)
+        return _Activation(database, namespace, host, lease)
 
-    def _assign_actors(
+    def _assign_host(
         self,
         database: str,
         namespace: str,
         options: MemoryOptions,
         lease: Lease,
         recover: bool,
-    ) -> dict[RoleName, Actor]:
-        """Assign one pooled actor per role; a pooled actor that died is replaced by a new one."""
-        handles = {role: self._take(role) for role in ROLES}
-        for attempt in range(2):
-            calls: dict[RoleName, Any] = {
-                role: actor.assign.remote(database, namespace, options, lease, recover, handles)
-                for role, actor in handles.items()
-            }
-            dead: list[RoleName] = []
-            for role, call in calls.items():
-                try:
-                    ray.get(call)
-                except RayActorError:
-                    dead.append(role)
-                except BaseException:
-                    self._return(handles)
-                    raise
-            if not dead:
-                return handles
-            if attempt == 1:
-                break
-            for role in dead:
-                handles[role] = self._new_actor(role)
-        self._return({r: a for r, a in handles.items() if r not in dead})
-        raise RuntimeUnavailableError(f"role actors for {namespace!r} keep dying: {dead}")
+    ) -> Actor:
+        """The least busy host, told to serve the namespace; a host that died is replaced."""
+        for _ in range(2):
+            host = self._least_busy()
+            try:
+                ray.get(host.assign.remote(database, namespace, options, lease, recover))
+                return host
+            except RayActorError:
+                self._lose(host)
+        raise RuntimeUnavailableError(f"hosts for {namespace!r} keep dying")
 
     def repair(self, database: str, namespace: str) -> None:
-        """A caller found one of the namespace's actors dead: take the namespace out of the
-        live set (live actors back to the pool, the lost one forgotten) so that the next
-        activation assigns a full set and recovers interrupted work."""
-        key = f"{database}|{namespace}"
-        activation = self.live.pop(key, None)
+        """A caller found the namespace's host lost: take the namespace out of the live set
+        (and, when the host is dead, every namespace it served) so that the next activation
+        assigns a live host and recovers interrupted work."""
+        activation = self.live.get(namespace_key(database, namespace))
         if activation is None:
             return
-        for role, actor in activation.handles.items():
-            try:
-                ray.get(actor.release.remote(), timeout=30)
-                self.idle[role].append(actor)
-            except Exception:
-                with contextlib.suppress(Exception):
-                    ray.kill(actor, no_restart=True)
-        with contextlib.suppress(StrataGateError):
-            self._store(database).release_lease(activation.lease)
+        try:
+            ray.get(activation.host.ping.remote(), timeout=30)
+        except Exception:
+            self._lose(activation.host)
+            return
+        self._passivate(namespace_key(database, namespace))
 
     def _store(self, database: str) -> EventStore:
         store = self.stores.get(database)
@@ -395,20 +350,12 @@ class Directory:
     def _passivate(self, key: str) -> None:
         activation = self.live.pop(key)
         try:
-            ray.get([actor.release.remote() for actor in activation.handles.values()])
-            self._return(activation.handles)
-        except Exception:  # a lost actor has nothing to snapshot; the log is the truth
+            ray.get(activation.host.release.remote(key))
+        except Exception:  # a lost host has nothing to snapshot; the log is the truth
             log.warning("passivation snapshot failed", exc_info=True)
-            for actor in activation.handles.values():
-                with contextlib.suppress(Exception):
-                    ray.kill(actor, no_restart=True)
         with contextlib.suppress(StrataGateError):
             self._store(activation.database).release_lease(activation.lease)
         self.passivations += 1
-
-    def _return(self, handles: dict[RoleName, Actor]) -> None:
-        for role, actor in handles.items():
-            self.idle[role].append(actor)
 
     def _drop(self, key: str) -> None:
         activation = self.live.pop(key)
@@ -430,15 +377,15 @@ class Directory:
 
     def release(self, database: str, namespace: str) -> None:
         """A memory on the namespace closed; it stays live until the bound needs its place."""
-        key = f"{database}|{namespace}"
+        key = namespace_key(database, namespace)
         if self.users[key] > 0:
             self.users[key] -= 1
         if self.users[key] <= 0:
             del self.users[key]
 
     def passivate(self, database: str, namespace: str) -> bool:
-        """Passivate one namespace now (snapshot, release its actors); False if not live."""
-        key = f"{database}|{namespace}"
+        """Passivate one namespace now (snapshot, drop it from its host); False if not live."""
+        key = namespace_key(database, namespace)
         if key not in self.live:
             return False
         self._passivate(key)
@@ -446,6 +393,7 @@ class Directory:
 
     def stats(self) -> dict[str, Any]:
         seconds = self.activation_seconds
+        busy = {activation.host._actor_id for activation in self.live.values()}
         return {
             "live": len(self.live),
             "open": sum(1 for key in self.live if self.users[key] > 0),
@@ -453,7 +401,8 @@ class Directory:
             "passivations": self.passivations,
             "activations": self.activations,
             "actors_started": self.started,
-            "idle": sum(len(actors) for actors in self.idle.values()),
+            "hosts": len(self.hosts),
+            "idle": sum(1 for host in self.hosts if host._actor_id not in busy),
             "activation_p50_ms": statistics.median(seconds) * 1000 if seconds else None,
             "activation_ms": [round(s * 1000, 2) for s in seconds[-10_000:]],
         }
@@ -483,19 +432,32 @@ def ensure_ray(address: str | None = None, log_level: str = "error") -> None:
             raise RuntimeUnavailableError(f"cannot start or reach Ray: {exc}") from exc
 
 
-def directory(max_live: int) -> Actor:
-    """The cluster's directory actor (get-or-create)."""
-    # Detached: it must outlive the memory that happened to create it, or closing that memory
-    # would take the directory down and with it every role actor it owns (fate-sharing).
-    handle: Actor = Directory.options(  # type: ignore[attr-defined]
-        name=DIRECTORY_NAME, namespace=RAY_NAMESPACE, get_if_exists=True, lifetime="detached"
-    ).remote(max_live)
+_DIRECTORIES: dict[str, Actor] = {}
+"""The directory's handle, per Ray connection of this process (a new ``ray.init`` is another)."""
+
+
+def directory(max_live: int, *, fresh: bool = False) -> Actor:
+    """The cluster's directory actor (get-or-create; looked up once per Ray connection, or
+    again when ``fresh``: the one known was lost)."""
+    context = ray.get_runtime_context()
+    connection = f"{context.get_node_id()}|{context.get_job_id()}"  # node ids are random
+    handle = None if fresh else _DIRECTORIES.get(connection)
+    if handle is None:
+        # Detached: it must outlive the memory that happened to create it, or closing that
+        # memory would take the directory down and with it every host it owns (fate-sharing).
+        handle = Directory.options(  # type: ignore[attr-defined]
+            name=DIRECTORY_NAME, namespace=RAY_NAMESPACE, get_if_exists=True, lifetime="detached"
+        ).remote(max_live)
+        _DIRECTORIES[connection] = handle
     return handle
 
 
-def _run_alone(namespace: str, message: Message[Any], actor: Actor) -> Any:
-    """Have ``actor`` run ``message`` as a chain of one (nothing is nudged after it)."""
-    return actor.run_chain.remote(namespace, (message,))
+def following(message: Message[Any]) -> tuple[Message[Any], ...] | None:
+    """The background chain the pipeline starts once ``message`` is answered (turns appended
+    with ``processing="background"``): sent along, so the host queues it as it answers."""
+    if isinstance(message, AppendTurn | AppendTurns) and message.processing == "background":
+        return pipeline.DERIVED
+    return None
 
 
 def unwrap(exc: RayTaskError) -> BaseException:
@@ -507,7 +469,7 @@ def unwrap(exc: RayTaskError) -> BaseException:
 
 
 class RayRuntime:
-    """Talks to the namespace's four actors, through the directory that assigns them."""
+    """Talks to the namespace's host actor, through the directory that assigns it."""
 
     name = "ray"
     writes = True
@@ -524,32 +486,37 @@ class RayRuntime:
             raise
         self.database = database
         self.namespace = namespace
+        self.key = namespace_key(database, namespace)
         self.options = options
         self.recover = recover
         self.retry_conflicts = options.on_conflict == "retry"
         self._auditor = Auditor(self.store, namespace, options, self._live_digests)
         self._pending: list[ray.ObjectRef[Any]] = []
+        self._started = False
+        self._lost = False
+        self._sent_along: tuple[Message[Any], ...] | None = None
         self._directory = directory(options.max_live_namespaces)
         if options.ray_prestart > _PRESTARTED.get(self._directory._actor_id, 0):
             ray.get(self._directory.prestart.remote(options.ray_prestart))
             _PRESTARTED[self._directory._actor_id] = options.ray_prestart
-        self._handles = self._activate(attach=True)
+        self._host = self._activate(attach=True)
 
-    def _activate(self, *, attach: bool = False) -> dict[RoleName, Actor]:
+    def _activate(self, *, attach: bool = False) -> Actor:
         args = (self.database, self.namespace, self.options, self.recover, attach)
         try:
-            handles: Any = ray.get(self._directory.activate.remote(*args))
+            host: Any = ray.get(self._directory.activate.remote(*args))
         except RayActorError:  # the directory was stopped (ray.kill): make a new one
-            self._directory = directory(self.options.max_live_namespaces)
-            handles = ray.get(self._directory.activate.remote(*args))
+            self._directory = directory(self.options.max_live_namespaces, fresh=True)
+            host = ray.get(self._directory.activate.remote(*args))
         except RayTaskError as exc:
             raise unwrap(exc) from None
-        return cast(dict[RoleName, Actor], handles)
+        return cast(Actor, host)
 
     @property
     def handles(self) -> Handles:
-        h = self._handles
-        return Handles(h["sealer"], h["extractor"], h["projector"], h["weights"])
+        """The namespace's host, which hosts every role."""
+        host = self._host
+        return Handles(host, host, host, host)
 
     def send(self, message: Message[R]) -> R:
         """Answer one message (by its flow, see ``stratagate.actors.pipeline``)."""
@@ -558,125 +525,109 @@ class RayRuntime:
     def taking_turns(
         self, attempt: int, *, stage: bool = False
     ) -> AbstractContextManager[None] | None:
-        """No lock: each actor already decides one message at a time."""
+        """No lock: the host already decides one message of the namespace at a time."""
         return None
 
     def deliver(self, message: Message[Any]) -> Any:
-        """Hand a message to the actor hosting its handler and wait (re-activating and
-        retrying if the namespace was passivated meanwhile); the auditor answers here."""
-        host = host_of(message)
-        if host == Auditor.host:
+        """Hand a message to the namespace's host and wait (re-activating and retrying if the
+        namespace was passivated meanwhile); the auditor answers here."""
+        if host_of(message) == Auditor.host:
             return self._auditor.handle(message)
-        namespace = self.namespace
-        return self._on(cast(RoleName, host), lambda actor: actor.handle.remote(namespace, message))
+        key = self.key
+        then = following(message)
+        answer = self._on(lambda host: host.handle.remote(key, message, then is not None))
+        self._sent_along = then
+        return answer
 
-    def _on(self, role: RoleName, call: Callable[[Actor], Any]) -> Any:
-        """Make one call on a role's actor and wait for it; when the actor was passivated,
-        recycled or lost, have the directory re-activate the namespace and try again."""
+    def _on(self, call: Callable[[Actor], Any], timeout: float | None = None) -> Any:
+        """Make one call on the namespace's host and wait for it (``DrainTimeoutError`` after
+        ``timeout``); when the namespace was passivated, moved or its host lost, have the
+        directory re-activate it and try again."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         for attempt in range(CALL_ATTEMPTS):
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
-                return ray.get(call(self._handles[role]))
+                return ray.get(call(self._host), timeout=remaining)
+            except GetTimeoutError as exc:
+                raise DrainTimeoutError(f"the host still busy after {timeout} s") from exc
             except RayTaskError as exc:
                 error = unwrap(exc)
                 if not isinstance(error, NotAssignedError) or attempt == CALL_ATTEMPTS - 1:
                     raise error from None
-            except (RayActorError, ObjectLostError) as exc:  # an actor or an object's owner died
+            except (RayActorError, ObjectLostError) as exc:  # the host or an object's owner died
                 if attempt == CALL_ATTEMPTS - 1:
                     raise RuntimeUnavailableError(
-                        f"the {role} actor of namespace {self.namespace!r} was lost "
+                        f"the host of namespace {self.namespace!r} was lost "
                         f"{CALL_ATTEMPTS} times ({type(exc).__name__})"
                     ) from exc
-                with contextlib.suppress(RayError):  # one of its actors died: reassign
+                with contextlib.suppress(RayError):  # reassign, to a live host
                     ray.get(self._directory.repair.remote(self.database, self.namespace))
-            self._handles = self._activate()
+            self._lost = True  # the background work it was doing is to be finished
+            self._host = self._activate()
         raise RuntimeUnavailableError("unreachable")  # pragma: no cover
 
     def start(self, messages: Sequence[Message[Any]]) -> None:
-        """Nudge the actor of the first message; each passes the rest on (``run_chain``)."""
-        chain = tuple(messages)
-        first = self._handles[cast(RoleName, host_of(chain[0]))]
-        self._pending.append(first.run_chain.remote(self.namespace, chain))
+        """Nudge the host to run ``messages`` in the background (it coalesces nudges), unless
+        they went along with the command just delivered."""
+        self._started = True
+        chain, sent = tuple(messages), self._sent_along
+        self._sent_along = None
+        if chain == sent:
+            return
+        self._pending.append(self._host.start.remote(self.key, tuple(messages)))
+        if len(self._pending) >= PENDING_CHECK:
+            answered, self._pending = ray.wait(
+                self._pending, num_returns=len(self._pending), timeout=0
+            )
+            self._check(answered, None)
 
-    def drain(self, timeout: float | None = None) -> None:
-        """Wait for background runs to the end of their chains; when one was cut short (an
-        error, a reassignment, a lost actor), run each stage once more and report errors."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        pending, self._pending = self._pending, []
-        complete = True
+    def _check(self, nudges: list[ray.ObjectRef[Any]], timeout: float | None) -> None:
+        """Wait for nudges to be answered; one that was not (its host lost, the namespace moved)
+        means the background work is to be finished at ``drain``."""
         try:
-            while pending:
-                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-                results = ray.get(pending, timeout=remaining)
-                pending = [r for r in results if isinstance(r, ray.ObjectRef)]
-                complete = complete and all(
-                    r is True or isinstance(r, ray.ObjectRef) for r in results
-                )
+            ray.get(nudges, timeout=timeout)
         except GetTimeoutError as exc:
-            self._pending = pending
             raise DrainTimeoutError(f"background work still busy after {timeout} s") from exc
-        except (RayActorError, ObjectLostError):  # an actor, or a result's owner, died
-            complete = False  # lost mid-run; the stages below finish the work
+        except (RayActorError, ObjectLostError, RayTaskError):
+            self._lost = True
         except RayError as exc:  # anything else Ray raises: typed, the cause kept
             raise RuntimeUnavailableError(
                 f"Ray failed while draining namespace {self.namespace!r}: {type(exc).__name__}"
             ) from exc
-        if complete:
-            return
-        namespace = self.namespace
-        hosts = [cast(RoleName, host_of(stage)) for stage in pipeline.DERIVED]
-        for host, stage in zip(hosts, pipeline.DERIVED, strict=True):
-            if deadline is None:
-                self._on(host, functools.partial(_run_alone, namespace, stage))
-            else:
-                self._timed(host, (stage,), max(0.0, deadline - time.monotonic()))
-        for host in hosts:
-            errors = self._on(host, lambda actor: actor.take_errors.remote(namespace))
-            if errors:
-                raise errors[0]
 
-    def _timed(self, role: RoleName, chain: tuple[Message[Any], ...], timeout: float) -> None:
-        """``run_chain`` on a role's actor within ``timeout``; a lost actor is re-activated
-        and tried again as ``_on`` does (a raw ``ActorDiedError`` came out of ``drain``)."""
-        deadline = time.monotonic() + timeout
-        for attempt in range(CALL_ATTEMPTS):
-            remaining = max(0.0, deadline - time.monotonic())
-            try:
-                ray.get(
-                    self._handles[role].run_chain.remote(self.namespace, chain), timeout=remaining
-                )
-                return
-            except GetTimeoutError as exc:
-                raise DrainTimeoutError(f"{role} still busy after the drain timeout") from exc
-            except RayTaskError as exc:
-                error = unwrap(exc)
-                if not isinstance(error, NotAssignedError) or attempt == CALL_ATTEMPTS - 1:
-                    raise error from None
-            except (RayActorError, ObjectLostError) as exc:
-                if attempt == CALL_ATTEMPTS - 1:
-                    raise RuntimeUnavailableError(
-                        f"the {role} actor of namespace {self.namespace!r} was lost "
-                        f"{CALL_ATTEMPTS} times ({type(exc).__name__})"
-                    ) from exc
-                with contextlib.suppress(RayError):
-                    ray.get(self._directory.repair.remote(self.database, self.namespace))
-            self._handles = self._activate()
+    def drain(self, timeout: float | None = None) -> None:
+        """Wait for the background work to end; when some was cut short (an error, a
+        reassignment, a lost host), run each stage once more and report errors."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pending, self._pending = self._pending, []
+        try:
+            self._check(pending, timeout)
+        except DrainTimeoutError:
+            self._pending = pending
+            raise
+        key = self.key
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        finish, self._lost = self._lost, False
+
+        def settle(host: Actor) -> Any:  # after a loss inside _on, the new host finishes
+            return host.settle.remote(key, remaining, finish or self._lost)
+
+        try:
+            self._on(settle, timeout=remaining)
+        except DrainTimeoutError:
+            self._lost = self._lost or finish  # not finished yet: the next drain does it
+            raise
+        self._lost = self._started = False
 
     def _live_digests(self) -> list[tuple[int, dict[str, str]]]:
-        """Each role actor's position and read-model digests."""
-        namespace = self.namespace
-        return [
-            self._on(role, lambda actor: actor.positioned_digests.remote(namespace))
-            for role in ROLES
-        ]
+        """The host's position and read-model digests for the namespace."""
+        key = self.key
+        return [self._on(lambda host: host.positioned_digests.remote(key))]
 
     def reload(self) -> None:
-        """Every role actor drops its cached keys and folds the log again (the weights actor,
-        which erased, already did), and so do this process's keys (the auditor's)."""
-        namespace = self.namespace
-        for role in ROLES:
-            if role != WeightKeeper.name:
-                self._on(role, lambda actor: actor.rehydrate.remote(namespace))
-        keys_for(self.store, namespace).forget()
+        """The host's roles share the live state the erasure folded again; this process's keys
+        (the auditor's) are dropped."""
+        keys_for(self.store, self.namespace).forget()
 
     def passivate(self) -> bool:
         """Passivate this namespace now (used by tests and operators)."""
@@ -686,12 +637,12 @@ class RayRuntime:
         return cast(dict[str, Any], ray.get(self._directory.stats.remote()))
 
     def close(self, *, snapshot: bool) -> None:
-        """Wait for this handle's background runs; the actors stay for other users of the
-        namespace until the directory passivates them (which snapshots them then: ``snapshot``
-        is for runtimes that stop with the memory)."""
+        """Wait for this handle's background work; the namespace stays live for other users
+        until the directory passivates it (which snapshots it then: ``snapshot`` is for runtimes
+        that stop with the memory)."""
         try:
-            if self._pending:
-                with contextlib.suppress(RayActorError, RayTaskError, DrainTimeoutError):
+            if self._started:
+                with contextlib.suppress(RayActorError, RayTaskError, StrataGateError):
                     self.drain()
                 self._pending = []
             with contextlib.suppress(RayActorError):
@@ -705,8 +656,9 @@ __all__ = [
     "PRELOAD",
     "RAY_NAMESPACE",
     "Directory",
+    "HostActor",
     "NotAssignedError",
     "RayRuntime",
-    "RoleActor",
     "ensure_ray",
+    "namespace_key",
 ]

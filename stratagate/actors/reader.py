@@ -129,10 +129,11 @@ class Reader(MessageHandler):
         fact_ids = [entry.id for entry in context.elements]
         owners = view.state.elements.fact_owner
         element_ids = [owners[f] for f in fact_ids]
+        message_ids = [entry.id for entry in context.messages]
         batch_id = self._log(
             "context",
             query,
-            [*event_ids, *fact_ids, *element_ids],
+            [*event_ids, *fact_ids, *element_ids, *message_ids],
             event_ids=event_ids,
             element_ids=element_ids,
         )

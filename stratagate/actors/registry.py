@@ -1,9 +1,9 @@
 """Which handler answers which message: read from the handlers' own ``@handles`` marks.
 
-Nothing else lists message types. Each writer role is the only writer of one stream and runs
-as an actor of its own under Ray; the reader answers the read models' queries beside the
-weight keeper (same process, same state), which logs the batches its searches produce; the
-auditor answers the log's own queries (history, verify, time travel, revision, anchors) in the
+Nothing else lists message types. Each writer role is the only writer of one stream; under
+Ray the four roles of a namespace run in the host actor serving it, over one state; the reader
+answers the read models' queries beside the weight keeper (same state), which logs the batches
+its searches produce; the auditor answers the log's own queries (history, verify, time travel, revision, anchors) in the
 runtime itself. A message type answered twice is an error at import; the pipeline
 (``stratagate.actors.pipeline``) says what follows a command once it is answered.
 """
@@ -39,7 +39,7 @@ ROLES: dict[RoleName, type[Role]] = {
     for cls in HANDLERS
     if issubclass(cls, Role)
 }
-"""The four actor roles of a namespace (each an actor of its own under Ray)."""
+"""The four roles of a namespace (each the only writer of its stream)."""
 
 
 def answering(
@@ -76,7 +76,8 @@ def host_of(message: Message[Any]) -> str:
 
 
 class Handles(NamedTuple):
-    """The namespace's four actors (plain role objects inline, ``ActorHandle``s under Ray)."""
+    """The namespace's four roles (plain role objects inline; under Ray the ``ActorHandle`` of
+    the host serving them, the same for all four)."""
 
     sealer: Any
     extractor: Any

@@ -43,9 +43,9 @@ def handles(*message_types: type[Message[Any]]) -> Callable[[F], F]:
 class MessageHandler:
     """Base of anything that answers messages: dispatches ``handle`` by message type.
 
-    ``name`` names the handler in the registry; ``host`` is the actor it runs in under Ray (a
-    role's own, the weight keeper's for the reader) or ``"runtime"``: the runtime itself, in
-    the caller's process, from its own store connection."""
+    ``name`` names the handler in the registry; ``host`` is the role it runs beside (its own,
+    the weight keeper's for the reader: under Ray, in the host actor serving the namespace) or
+    ``"runtime"``: the runtime itself, in the caller's process, from its own store connection."""
 
     name: ClassVar[str]
     host: ClassVar[str]

@@ -24,10 +24,11 @@ Rules, for each event of the claimed batch in order (every change cites only tha
    facility ("Kunming field station") also ``located_in = <city>``.
 3. Projects. The conversation's project is the one the speakers said they are building
    ("We're building Fieldnotes") — the earliest existing project with a ``built_by`` fact, else
-   one declared in this batch — and, when there is none, the element ``shared project``. A
-   declaration adds the speaker (their name, else their role) to ``built_by`` and an organization the app is "for" as
-   ``client``; when a ``shared project`` element already exists the declared name becomes its
-   alias instead of a second element. A code name introduced as a package or repo
+   one declared in this batch. With none, "we" choices have no holder and stay events: no
+   placeholder element is made (a ``shared project`` element that an older projector made
+   still holds them, and a later declaration becomes its alias instead of a second element).
+   A declaration adds the speaker (their name, else their role) to ``built_by`` and an
+   organization the app is "for" as ``client``. A code name introduced as a package or repo
    ("fieldnotes-sync") and a part named as "the (web) dashboard / website" are projects of
    their own, ``part_of`` the conversation's project.
 4. Tool state, for decisions and changes only. The subject is a part or project named in the
@@ -251,8 +252,10 @@ class _Projection:
             self.links[counted] = self.links.get(counted, 0) + 1
 
     @property
-    def conversation_project(self) -> str:
-        return self.project or SHARED_PROJECT
+    def conversation_project(self) -> str | None:
+        """The declared project; else a ``shared project`` element an older projector made;
+        else none (no placeholder element is made)."""
+        return self.project or (SHARED_PROJECT if self.shared_exists else None)
 
     def project_aliases(self, name: str) -> list[str]:
         """The conversation's project absorbs an existing ``shared project`` element."""
@@ -494,7 +497,8 @@ def _subject(state: _Projection, event: EventCard, sentence: str) -> tuple[str, 
     if _FIRST_SINGULAR.search(sentence) and not _FIRST_PLURAL.search(sentence):
         person = state.person(event)
         return (person, "person") if person else None
-    return state.conversation_project, "project"
+    project = state.conversation_project
+    return (project, "project") if project else None
 
 
 # ---------------------------------------------------------------- tool state

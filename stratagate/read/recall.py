@@ -8,29 +8,41 @@ hides the best match because it is old. A superseded candidate brings in the cur
 replaced it (the end of its ``superseded_by`` chain, or the active fact of the same key), which
 inherits its relevance and is always placed before it; both are labelled. Entries are packed
 greedily by score within the token budget (by ``estimate_tokens``), at most ``max_events``
-events and ``max_elements`` facts. The thread's blocks are added at their decayed levels.
-Nothing here reinforces anything.
+events and ``max_elements`` facts; then, in what the budget leaves, the conversation turns
+that match the query: the best ``RECALL_MESSAGES`` raw hits, each followed by the message
+after it (the answer to a question sits in the reply), minus the thread's open tail (shown
+whole). The text shows those turns first. The thread's blocks are added at their decayed
+levels. Nothing here reinforces anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from stratagate.core.filters import MAX_LIMIT
+from stratagate.core.filters import MAX_LIMIT, RawFilters
 from stratagate.core.memory_weight import SUPERSEDED_CAP, memory_weight
 from stratagate.core.tokens import estimate_tokens
-from stratagate.models import ElementFact, EventCard
+from stratagate.models import ElementFact, EventCard, RawMessage
 from stratagate.read.view import MemoryView
-from stratagate.results import BlockContextEntry, ElementHit, EventHit, RecallContext, RecallEntry
+from stratagate.results import (
+    BlockContextEntry,
+    ElementHit,
+    EventHit,
+    RawHit,
+    RecallContext,
+    RecallEntry,
+)
 
 CANDIDATE_FACTOR = 3
 RECALL_RAW_HITS = 10
 """How many raw-search hits lend the events citing them a ranking in recall (0: none)."""
+RECALL_MESSAGES = 4
+"""How many of the best raw hits are shown as conversation turns (each with the reply that
+follows it), in the budget the events and facts leave."""
+MESSAGE_CHARS = 600
+"""A message shown in the context is clipped to this many characters."""
 WEIGHT_FLOOR = 0.9
 """The least share of its relevance a memory keeps at weight 0 (see the module docstring)."""
-MAX_SUPERSESSION_STEPS = 16
-"""How far a ``superseded_by`` chain is followed to its current card (a guard, not a limit
-real chains reach)."""
 
 
 def blended_score(relevance: float, weight: float) -> float:
@@ -141,20 +153,6 @@ class _Budget:
         return chosen
 
 
-def _current_event(view: MemoryView, card: EventCard) -> EventCard | None:
-    """The end of ``card``'s ``superseded_by`` chain, when that is an active card."""
-    seen = {card.id}
-    current = card
-    for _ in range(MAX_SUPERSESSION_STEPS):
-        if current.status != "superseded" or current.superseded_by is None:
-            break
-        if current.superseded_by in seen:
-            return None
-        seen.add(current.superseded_by)
-        current = view.get_event(current.superseded_by)
-    return current if current.status == "active" and current.id != card.id else None
-
-
 def _event_entry(card: EventCard, relevance: float, weight: float) -> RecallEntry:
     return RecallEntry(
         kind="event",
@@ -192,7 +190,7 @@ def event_candidates(view: MemoryView, hits: Sequence[EventHit]) -> list[RecallE
     sources = {h.id: h.event.source_message_ids for h in hits}
     replaced_by: dict[str, str] = {}
     for hit in hits:
-        current = _current_event(view, hit.event) if hit.event.status == "superseded" else None
+        current = view.current_event(hit.event) if hit.event.status == "superseded" else None
         if current is not None:
             weight = memory_weight(current.weight, current.status, view.turn)
             entries.setdefault(current.id, _event_entry(current, 0.0, weight))
@@ -248,6 +246,43 @@ def fact_candidates(view: MemoryView, hits: Sequence[ElementHit]) -> list[Recall
     return rank_candidates(list(entries.values()), replaced_by)
 
 
+def message_line(message: RawMessage) -> str:
+    """One source message as a context line: speaker, day, text (clipped) and id."""
+    speaker = message.name or message.role
+    text = " ".join(message.content.split())
+    if len(text) > MESSAGE_CHARS:
+        text = text[: MESSAGE_CHARS - 1].rstrip() + "…"
+    return f"{speaker} ({message.created_at:%Y-%m-%d}): {text} [message {message.id}]"
+
+
+def _message_entry(message: RawMessage, relevance: float) -> RecallEntry:
+    return RecallEntry(
+        kind="message",
+        id=message.id,
+        text=message_line(message),
+        tokens=0,
+        relevance=relevance,
+        weight=1.0,
+    )
+
+
+def message_candidates(
+    view: MemoryView, hits: Sequence[RawHit], hidden: Collection[str]
+) -> list[RecallEntry]:
+    """The raw hits as turns, best first: each hit followed by the message after it (where
+    the answer to a question sits), each message once; messages in ``hidden`` (shown
+    elsewhere in the context) and empty ones are left out."""
+    shown: dict[str, RecallEntry] = {}
+    for hit in hits:
+        reply = view.following_message(hit.id)
+        for message in (hit.message, reply):
+            if message is None or message.id in shown or message.id in hidden:
+                continue
+            if message.content.strip():
+                shown[message.id] = _message_entry(message, hit.score)
+    return list(shown.values())
+
+
 def recall(
     view: MemoryView,
     query: str,
@@ -260,10 +295,15 @@ def recall(
     """Pick and pack the context (``batch_id`` is filled in by whoever logs the batch)."""
     event_hits: list[EventHit] = []
     fact_hits: list[ElementHit] = []
+    raw_hits: list[RawHit] = []
     if query.strip():
+        depth = max(RECALL_RAW_HITS, RECALL_MESSAGES)
+        if depth:
+            raw_hits = view.rank_raw(query, depth, RawFilters())
         if max_events:
+            raw_ids = [hit.id for hit in raw_hits[:RECALL_RAW_HITS]]
             event_hits = view.recall_events(
-                query, min(MAX_LIMIT, max_events * CANDIDATE_FACTOR), RECALL_RAW_HITS
+                query, min(MAX_LIMIT, max_events * CANDIDATE_FACTOR), raw_ids
             )
         if max_elements:
             fact_hits = view.search_elements(
@@ -273,23 +313,33 @@ def recall(
     chosen_events = budget.pack(event_candidates(view, event_hits), max_events)
     chosen_facts = budget.pack(fact_candidates(view, fact_hits), max_elements)
     blocks = view.get_block_context(thread_id)
+    tail = {m.id for m in view.state.blocks.tail_messages(thread_id)}
+    turns = message_candidates(view, raw_hits[:RECALL_MESSAGES], tail)
+    chosen_messages = budget.pack(turns, len(turns))
     return RecallContext(
         query=query,
         batch_id=None,
         events=chosen_events,
         elements=chosen_facts,
+        messages=chosen_messages,
         blocks=blocks,
         tokens=budget.used,
         token_budget=token_budget,
-        text=render(chosen_events, chosen_facts, blocks),
+        text=render(chosen_events, chosen_facts, blocks, chosen_messages),
     )
 
 
 def render(
-    events: Sequence[RecallEntry], facts: Sequence[RecallEntry], blocks: Sequence[BlockContextEntry]
+    events: Sequence[RecallEntry],
+    facts: Sequence[RecallEntry],
+    blocks: Sequence[BlockContextEntry],
+    messages: Sequence[RecallEntry] = (),
 ) -> str:
-    """The context as text sections a model can read."""
+    """The context as text sections a model can read: the conversation turns that match the
+    question first, then events, facts and the thread's blocks."""
     parts = []
+    if messages:
+        parts.append("Matching conversation turns:\n" + "\n".join(f"- {m.text}" for m in messages))
     if events:
         parts.append("Relevant events:\n" + "\n".join(f"- {e.text}" for e in events))
     if facts:
@@ -310,6 +360,8 @@ __all__ = [
     "blended_score",
     "event_line",
     "fact_line",
+    "message_candidates",
+    "message_line",
     "rank_candidates",
     "recall",
     "render",

@@ -45,6 +45,10 @@ from stratagate.results import (
 )
 from stratagate.timeutil import parse_datetime
 
+MAX_SUPERSESSION_STEPS = 16
+"""How far a ``superseded_by`` chain is followed to its current card (a guard, not a limit
+real chains reach)."""
+
 LEVEL_LABELS = {
     0: "L0 title",
     1: "L1 summary",
@@ -201,6 +205,19 @@ class MemoryView:
             return fallback
         return self.state.weights.weights.get(memory_id) or fallback
 
+    def current_event(self, card: EventCard) -> EventCard | None:
+        """The end of ``card``'s ``superseded_by`` chain, when that is an active card."""
+        seen = {card.id}
+        current = card
+        for _ in range(MAX_SUPERSESSION_STEPS):
+            if current.status != "superseded" or current.superseded_by is None:
+                break
+            if current.superseded_by in seen:
+                return None
+            seen.add(current.superseded_by)
+            current = self.get_event(current.superseded_by)
+        return current if current.status == "active" and current.id != card.id else None
+
     def list_events(self) -> list[EventCard]:
         """Every event card in creation order, whatever its status."""
         return [self.get_event(event_id) for event_id in self.state.events.records]
@@ -326,22 +343,47 @@ class MemoryView:
             card = self.get_event(event_id)
             weight = memory_weight(card.weight, card.status, self.turn)
             hits.append(EventHit(id=event_id, event=card, score=score, weight=weight))
-        return hits
+        return self.current_first(hits)
 
-    def recall_events(self, query: str, limit: int, raw_hits: int) -> list[EventHit]:
+    def current_first(self, hits: Sequence[EventHit]) -> list[EventHit]:
+        """``hits`` with each current card that replaced a better-ranked superseded hit moved
+        just before it, at its score: the decision in force comes before the one it replaced
+        ("package manager": the switch to pnpm, then the npm decision)."""
+        position = {hit.id: i for i, hit in enumerate(hits)}
+        ahead: dict[str, str] = {}
+        for hit in hits:
+            if hit.event.status != "superseded":
+                continue
+            card = self.current_event(hit.event)
+            later = card is not None and position.get(card.id, -1) > position[hit.id]
+            if later and card is not None and card.id not in ahead.values():
+                ahead[hit.id] = card.id
+        moved = set(ahead.values())
+        by_id = {hit.id: hit for hit in hits}
+        ordered: list[EventHit] = []
+        for hit in hits:
+            if hit.id in moved:
+                continue
+            if hit.id in ahead:
+                current = by_id[ahead[hit.id]]
+                score = max(current.score, hit.score)
+                ordered.append(current.model_copy(update={"score": score}))
+            ordered.append(hit)
+        return ordered
+
+    def recall_events(self, query: str, limit: int, raw_ids: Sequence[str]) -> list[EventHit]:
         """Event hits for a recall: the event search's hits, each event that cites one of the
-        best ``raw_hits`` raw messages adding ``1 / (DEFAULT_RRF_K + rank)`` for its rank in
-        that list (one more ranking in the search's reciprocal-rank fusion), best first. A
-        question worded like the conversation rather than the card still reaches the card that
-        cites its answer."""
+        raw messages ``raw_ids`` (the best raw hits, best first) adding
+        ``1 / (DEFAULT_RRF_K + rank)`` for its rank in that list (one more ranking in the
+        search's reciprocal-rank fusion), best first. A question worded like the conversation
+        rather than the card still reaches the card that cites its answer."""
         search = self.state.search
-        depth = max(limit, raw_hits)
+        depth = max(limit, len(raw_ids))
         found = search.search_events(query, limit=depth, filters=EventFilters())
         scored = dict(found)
-        if raw_hits:
+        if raw_ids:
             order = {event_id: rank for rank, (event_id, _) in enumerate(found)}
-            messages = search.search_raw(query, limit=raw_hits, filters=RawFilters())
-            bridged = search.events_citing((m for m, _ in messages), order)[:depth]
+            bridged = search.events_citing(raw_ids, order)[:depth]
             for rank, event_id in enumerate(bridged, start=1):
                 scored[event_id] = scored.get(event_id, 0.0) + 1 / (DEFAULT_RRF_K + rank)
         position = {event_id: i for i, event_id in enumerate(scored)}
@@ -375,6 +417,21 @@ class MemoryView:
         """Ranked source messages of a validated search."""
         ranked = self.state.search.search_raw(query, limit=limit, filters=filters)
         return [self._raw_hit(message_id, score) for message_id, score in ranked]
+
+    def following_message(self, message_id: str) -> RawMessage | None:
+        """The message right after ``message_id`` in its thread's block or open tail (the reply
+        to it, in a turn), or ``None`` at the end."""
+        sequence = self._sequence(message_id)
+        index = next(i for i, m in enumerate(sequence) if m.id == message_id)
+        return sequence[index + 1] if index + 1 < len(sequence) else None
+
+    def _sequence(self, message_id: str) -> list[RawMessage]:
+        """The messages of the block (or open tail) that holds ``message_id``."""
+        blocks = self.state.blocks
+        ref = blocks.messages[message_id]
+        if ref.block_id is not None:
+            return blocks.blocks[ref.block_id].l5_raw
+        return [m for turn in blocks.threads[ref.thread].tail for m in turn.messages]
 
     def _raw_hit(self, message_id: str, score: float) -> RawHit:
         blocks = self.state.blocks

@@ -4,11 +4,11 @@ Any number of handles may write a namespace (optimistically, see ``stratagate.ac
 Background jobs they start are claimed in the log with the claiming process's ``Holder.token``;
 a claim is recovered by another handle only once ``claim_abandoned`` says its process is gone.
 
-The Ray directory, which assigns pooled role actors to namespaces, holds a lease row per
-namespace it activated (namespace, epoch, holder); every append its actors make carries the
+The Ray directory, which assigns namespaces to pooled host actors, holds a lease row per
+namespace it activated (namespace, epoch, holder); every append a host makes for it carries the
 lease, and the store refuses an append whose epoch is not the current one
-(``FencedWriterError``), so a late write from a recycled actor still finishing work for its
-previous namespace never lands.
+(``FencedWriterError``), so a late write from a host still finishing work for a namespace
+passivated or moved meanwhile never lands.
 
 A lease is taken over only from a holder that is gone: on the same host, a holder whose process
 no longer exists (its pid is dead, or was reused by a process started later); on another host,

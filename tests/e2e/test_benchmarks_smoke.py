@@ -105,9 +105,27 @@ def test_bench_namespaces_loses_no_turn(tmp_path: Path) -> None:
         assert row["namespaces"] == row["completed"] == 2 and row["turns"] == 24
         assert row["all_turns_in_log"] and row["rss_series"] and row["turns_per_s"] > 0
     assert ray_row["peak_processes"] > 1 and ray_row["activation_p50_ms"] > 0
-    assert ray_row["actors_started"] == 4  # one warm set, reused for the second namespace
+    assert ray_row["actors_started"] == 2  # one host per CPU (num_cpus=2), none per namespace
     [ratio] = report["ratios"]
     assert ratio["ray_over_inline"] > 0
+
+
+@pytest.mark.ray
+def test_bench_ray_plain_measures_both_runtimes_on_the_same_work(tmp_path: Path) -> None:
+    report = bench(
+        tmp_path, "bench_ray_plain",
+        "--namespaces", "3", "--turns", "4", "--block-turn-size", "2", "--workers", "2",
+        "--rounds", "1", "--models", "none", timeout=400,
+    )  # fmt: skip
+    rows = {(row["runtime"], row["pass"]): row for row in report["results"]}
+    assert set(rows) == {(r, p) for r in ("inline", "ray") for p in ("cold", "warm")}
+    assert report["same_work"] is True
+    for row in rows.values():
+        assert row["turns"] == row["log_TurnAppended"] == 12 and row["log_BlockSealed"] == 6
+        assert row["cpu_ms_per_turn"] > 0 and row["peak_rss_mb"] > 0
+    assert any(name.startswith("ray::") for name in rows["ray", "cold"]["cpu_s_by_process"])
+    for ratio in report["ratios"].values():
+        assert ratio["throughput_ray_over_inline"] > 0 and ratio["cpu_per_turn_ray_over_inline"] > 0
 
 
 def test_bench_log_measures_every_metric_on_sqlite(tmp_path: Path) -> None:

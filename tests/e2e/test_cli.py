@@ -309,13 +309,13 @@ def test_expand_event_shows_its_source_messages(
 
 def test_expand_element_now_and_as_of(db: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     hits = run_json(capsys, "search", "Heroku", *db, "--kind", "elements")["hits"]
-    project = next(h for h in hits if h["name"] == "shared project")
+    project = next(h for h in hits if h["name"] == "Tidepool")
     now = run_json(capsys, "expand", "element", project["element_id"], *db)
     assert now["current_state"] and now["facts"]
     before = run_json(capsys, "expand", "element", project["element_id"], *db, "--at", "2026-04-01")
     assert before["facts"] == [] and before["current_state"] == {}
     code, out, _ = run(capsys, "expand", "element", project["element_id"], *db)
-    assert code == 0 and "shared project (project)" in out
+    assert code == 0 and "Tidepool (project)" in out
     assert "STATUS" in out and "since 2026-05-0" in out
 
 
@@ -390,7 +390,7 @@ def test_a_past_element_state_is_not_labelled_now(
     db: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     hits = run_json(capsys, "search", "Heroku", *db, "--kind", "elements")["hits"]
-    project = next(h for h in hits if h["name"] == "shared project")["element_id"]
+    project = next(h for h in hits if h["name"] == "Tidepool")["element_id"]
     code, out, _ = run(capsys, "expand", "element", project, *db, "--at", "2026-05-05")
     assert code == 0 and "as of 2026-05-05" in out
     assert "package_manager: npm" in out and " now " not in out

@@ -48,7 +48,7 @@ def test_two_opens_share_actors_and_passivation_rehydrates(
             third.append_turn("gamma note", "ok")  # beta, closed, gives its place to gamma
             after = third._runtime.directory_stats()
             assert after["actors_started"] == started  # gamma runs on recycled actors
-            assert ray.get(old_sealer.ping.remote()) == "sealer"  # no process was stopped
+            assert ray.get(old_sealer.ping.remote()) == "host"  # no process was stopped
 
         # the next call to alpha re-activates it from snapshot + log tail, same content
         first.append_turn("alpha note 3", "ok")
@@ -90,8 +90,8 @@ def test_namespaces_nobody_has_open_are_passivated_first(ray_cluster: None, tmp_
         with StrataGate.open(database, "new", runtime="ray", max_live_namespaces=2) as new:
             new.append_turn("new note", "ok")  # the bound needs a place: 'closed' gives it
             stats = new._runtime.directory_stats()
-        assert ray.get(held.handles.sealer.serving.remote()) == "held"
-        assert ray.get(closed_sealer.serving.remote()) != "closed"  # reassigned to 'new'
+        assert "held" in ray.get(held.handles.sealer.serving.remote())
+        assert "closed" not in ray.get(closed_sealer.serving.remote())  # passivated for 'new'
         assert stats["live"] == 2 and stats["open"] == 2  # held, and new while it was open
     finally:
         held.close()

@@ -287,6 +287,18 @@ def test_recall_puts_the_current_package_manager_first(
     assert context.tokens <= context.token_budget
 
 
+def test_event_search_puts_the_decision_in_force_before_the_one_it_replaced(
+    memory: StrataGate, events: list[EventCard]
+) -> None:
+    pnpm = _event(events, "Let's switch to pnpm then.")
+    npm = _event(events, "We'll use npm for packages")
+    assert memory.get_event(npm.id).superseded_by == pnpm.id
+    hits = memory.search_events("package manager", limit=6)
+    ids = [hit.id for hit in hits]
+    assert ids[0] == pnpm.id and npm.id in ids
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+
+
 def test_recall_never_shows_a_replaced_or_cancelled_plan_as_current(
     memory: StrataGate, events: list[EventCard]
 ) -> None:

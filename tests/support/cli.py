@@ -23,7 +23,7 @@ WORKTREE = Path(__file__).resolve().parents[2]
 LOCOMO = default_data_dir() / "conv-26.json"
 
 ALPHA = [
-    ("We're starting Tidepool, a tide-chart app for the harbour office.", "Noted: Tidepool."),
+    ("We're building Tidepool, a tide-chart app for the harbour office.", "Noted: Tidepool."),
     ("Stack: we'll use npm for packages.", "Fine: npm with a lockfile."),
     ("For hosting, let's go with Heroku in the EU region.", "Noted: Heroku, EU region."),
     ("Plan: ship the beta next week.", "Beta due next week."),

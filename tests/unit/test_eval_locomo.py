@@ -86,20 +86,21 @@ def test_context_coverage_counts_memories_and_transcript_blocks() -> None:
         batch_id=None,
         events=[memory("event", "e1")],
         elements=[memory("fact", "f1")],
+        messages=[memory("message", "D7:7")],
         blocks=[block("b1", 2), block("b2", 3), block("tail:", 5)],
         tokens=2,
         token_budget=900,
         text="",
     )
     covered = sources.coverage(context)
-    assert covered["context"] == {"D1:1", "D3:3"}
-    assert covered["context_blocks"] == {"D1:1", "D3:3", "D5:5", "D6:6"}  # b1 is below L3
+    assert covered["context"] == {"D1:1", "D3:3", "D7:7"}
+    assert covered["context_blocks"] == {"D1:1", "D3:3", "D7:7", "D5:5", "D6:6"}  # b1 below L3
 
     figures = ev.question_figures(
         {"raw": [1, None], "events": [4, 5], "baseline": [None, None]},
         {"context": [True, False], "context_blocks": [True, True]},
     )
-    assert (figures["context_r"], figures["context_all"]) == (0.5, 0.0)
+    assert (figures["context_r"], figures["context_all"], figures["context_hit"]) == (0.5, 0, 1)
     assert (figures["context_blocks_r"], figures["context_blocks_all"]) == (1.0, 1.0)
     assert (figures["events_r@4"], figures["events_all@4"]) == (0.5, 0.0)
     assert "context_r" not in ev.question_figures({"raw": [1], "events": [1], "baseline": [1]})

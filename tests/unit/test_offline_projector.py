@@ -23,6 +23,7 @@ from stratagate.offline.element_projector import (
 )
 
 NOW = datetime(2023, 5, 25, 13, 14, tzinfo=UTC)
+PROJECT = "Fieldnotes"
 
 
 def _event(
@@ -53,6 +54,33 @@ def _element(name: str, kind: str, state: dict[str, str]) -> ElementCard:
     )  # fmt: skip
 
 
+OURS = [_element(PROJECT, "project", {"built_by": "user"})]
+"""A project the speakers declared earlier: "we" choices attach to it."""
+
+
+def test_we_choices_without_a_declared_project_make_no_placeholder_element() -> None:
+    ctx = ElementProjectionContext(
+        job_id="p",
+        events=[
+            _event("evt-1", "We switched from npm to pnpm last week.", happened="2023-05-15"),
+            _event("evt-2", "We decided to use Zork for builds."),
+        ],
+    )
+    changes = project_elements(ctx).changes
+    assert not [c for c in changes if c.element.type == "project"]
+    assert SHARED_PROJECT not in {c.element.name for c in changes}
+    assert not [c for c in changes if c.key == "adopted_by"]
+
+
+def test_a_shared_project_an_older_projector_made_still_holds_we_choices() -> None:
+    ctx = ElementProjectionContext(
+        job_id="p",
+        events=[_event("evt-1", "We switched from npm to pnpm last week.")],
+        existing_elements=[_element(SHARED_PROJECT, "project", {"package_manager": "npm"})],
+    )
+    assert ("project", SHARED_PROJECT, "package_manager", "pnpm") in _states(ctx)
+
+
 def _states(ctx: ElementProjectionContext) -> list[tuple[str, str, str, str]]:
     return [
         (c.element.type, c.element.name, c.key, str(c.value))
@@ -61,31 +89,34 @@ def _states(ctx: ElementProjectionContext) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def test_a_known_tool_switch_sets_its_category_key_on_the_shared_project() -> None:
+def test_a_known_tool_switch_sets_its_category_key_on_the_declared_project() -> None:
     ctx = ElementProjectionContext(
         job_id="proj-1",
+        existing_elements=OURS,
         events=[_event("evt-1", "We switched from npm to pnpm last week.", happened="2023-05-15")],
     )
     changes = project_elements(ctx).changes
     state = [c for c in changes if c.operation == "set_state" and c.element.type == "project"]
     assert [(c.element.name, c.key, c.value, c.valid_from) for c in state] == [
-        (SHARED_PROJECT, "package_manager", "pnpm", "2023-05-15")
+        (PROJECT, "package_manager", "pnpm", "2023-05-15")
     ]
     assert ("tool", "npm", "replaced_by", "pnpm") in _states(ctx)
 
 
 def test_a_later_switch_proposes_the_same_key_so_it_supersedes_the_earlier_state() -> None:
     first = ElementProjectionContext(
-        job_id="proj-1", events=[_event("evt-1", "We decided to use Zork for builds.")]
+        job_id="proj-1",
+        events=[_event("evt-1", "We decided to use Zork for builds.")],
+        existing_elements=OURS,
     )
-    assert ("project", SHARED_PROJECT, "uses", "Zork") in _states(first)
-    existing = [_element(SHARED_PROJECT, "project", {"build_tool": "Zork"})]
+    assert ("project", PROJECT, "uses", "Zork") in _states(first)
+    existing = [_element(PROJECT, "project", {"built_by": "user", "build_tool": "Zork"})]
     later = ElementProjectionContext(
         job_id="proj-2",
         events=[_event("evt-2", "We switched from Zork to Blip.")],
         existing_elements=existing,
     )
-    assert ("project", SHARED_PROJECT, "build_tool", "Blip") in _states(later)
+    assert ("project", PROJECT, "build_tool", "Blip") in _states(later)
 
 
 def test_two_switches_in_one_batch_chain_on_one_key() -> None:
@@ -117,8 +148,10 @@ def test_a_chain_of_switches_in_one_batch_follows_the_existing_key() -> None:
 
 
 def test_chinese_switch_sentences_project_too() -> None:
-    ctx = ElementProjectionContext(job_id="p", events=[_event("evt-1", "我们从npm改用pnpm了。")])
-    assert ("project", SHARED_PROJECT, "package_manager", "pnpm") in _states(ctx)
+    ctx = ElementProjectionContext(
+        job_id="p", existing_elements=OURS, events=[_event("evt-1", "我们从npm改用pnpm了。")]
+    )
+    assert ("project", PROJECT, "package_manager", "pnpm") in _states(ctx)
 
 
 def test_moving_to_a_place_sets_a_location_and_a_place_element() -> None:
@@ -238,13 +271,14 @@ def test_choices_in_different_categories_do_not_overwrite_each_other() -> None:
         _card("e3", "CI: let's set up GitHub Actions to run the tests."),
         _card("e4", "Stack: React Native with Expo for the app."),
         _card("e5", "We'll use Sentry for crash reports."),
+        existing=OURS,
     )
-    assert _state_of(changes, SHARED_PROJECT) == {
+    assert _state_of(changes, PROJECT) == {
         "package_manager": "npm", "hosting": "Fly.io", "hosting_region": "Tokyo",
         "ci": "GitHub Actions", "frontend_framework": "React Native + Expo",
         "crash_reporting": "Sentry",
     }  # fmt: skip
-    assert ("tool", "Fly.io", "add_set_item", "adopted_by", SHARED_PROJECT) in changes
+    assert ("tool", "Fly.io", "add_set_item", "adopted_by", PROJECT) in changes
 
 
 def test_a_later_switch_in_the_same_category_replaces_the_earlier_tool() -> None:
@@ -258,9 +292,10 @@ def test_chinese_database_choices_split_by_server_and_phone() -> None:
     changes = _changes(
         _card(
             "e1", "数据库方面，我们决定用 PostgreSQL 做服务器端存储，手机上用 SQLite 做离线缓存。"
-        )
+        ),
+        existing=OURS,
     )
-    assert _state_of(changes, SHARED_PROJECT) == {
+    assert _state_of(changes, PROJECT) == {
         "server_database": "PostgreSQL", "mobile_database": "SQLite",
     }  # fmt: skip
 
@@ -318,9 +353,10 @@ def test_unknown_products_fall_back_to_uses_and_places_to_location() -> None:
     changes = _changes(
         _card("e1", "We decided to use Zork 2 for builds."),
         _card("e2", "We moved to Kunming last year.", event_type="change"),
+        existing=OURS,
     )
-    assert _state_of(changes, SHARED_PROJECT) == {"uses": "Zork 2", "location": "Kunming"}
-    assert ("place", "Kunming", "add_set_item", "residents", SHARED_PROJECT) in changes
+    assert _state_of(changes, PROJECT) == {"uses": "Zork 2", "location": "Kunming"}
+    assert ("place", "Kunming", "add_set_item", "residents", PROJECT) in changes
 
 
 def test_we_statements_attach_to_the_declared_project() -> None:
@@ -486,9 +522,8 @@ def test_a_planned_launch_day_sets_the_launch_date(
 ) -> None:
     changes = _changes(
         _card("e1", text, event_type="plan", status="planned", happened=day, precision="day",
-              wording=wording),
-    )  # fmt: skip
-    assert _state_of(changes, SHARED_PROJECT).get("launch_date") == expected
+              wording=wording), existing=OURS)  # fmt: skip
+    assert _state_of(changes, PROJECT).get("launch_date") == expected
 
 
 def test_a_launch_range_or_an_occurred_launch_sets_no_launch_date() -> None:
@@ -515,7 +550,7 @@ def test_a_participant_known_as_an_organization_is_no_person() -> None:
 
 def test_two_choices_on_one_day_start_at_the_moments_they_were_said() -> None:
     ctx = ElementProjectionContext(
-        job_id="p",
+        job_id="p", existing_elements=OURS,
         events=[
             _card("e1", "We'll use Sentry for crash reports.", status="planned",
                   mentioned="2026-04-03"),
@@ -554,8 +589,9 @@ def test_coordinated_tools_are_still_one_choice() -> None:
     changes = _changes(
         _card("e1", "Stack: React Native with Expo for the app."),
         _card("e2", "We'll go with Vite + React for the dashboard."),
+        existing=OURS,
     )
-    assert _state_of(changes, SHARED_PROJECT) == {"frontend_framework": "React Native + Expo"}
+    assert _state_of(changes, PROJECT) == {"frontend_framework": "React Native + Expo"}
     assert _state_of(changes, "dashboard")["frontend_framework"] == "Vite + React"
 
 

@@ -90,7 +90,8 @@ def prompt_context(
     others = [hit for hit in raw_hits if hit.thread_id != thread_id]
     if not recalled.events and not recalled.elements and not others:
         return None
-    left = max(0, token_budget - recalled.tokens)
+    shown = [*recalled.events, *recalled.elements]  # its matching turns: the raw hits below
+    left = max(0, token_budget - sum(entry.tokens for entry in shown))
     raw, used = _pack(raw_texts(others), left)
     left -= used
     sealed = [e for e in recalled.blocks if not e.id.startswith(TAIL_PREFIX)]
