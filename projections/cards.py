@@ -13,6 +13,7 @@ from typing import Any, Literal, Self
 from pydantic import Field
 
 from projections.read_model import ReadModel, Record, dump_records, handles, load_records
+from projections.shared import Pool, share_fields_set
 from stratagate.events import (
     EventAdded,
     EventArchived,
@@ -29,7 +30,7 @@ from stratagate.events import (
     ThreadErased,
 )
 from stratagate.events.payloads import convert
-from stratagate.models import EventCard, EventStatus, UtcDatetime
+from stratagate.models import EventCard, EventStatus, MemoryWeight, UtcDatetime
 
 RETRIEVABLE: frozenset[str] = frozenset({"active", "superseded"})
 """Statuses that search and recall may return (superseded ones with their capped weight)."""
@@ -76,13 +77,23 @@ class EventsModel(ReadModel):
         self.imports: dict[str, ImportRecord] = {}
         self.rank: dict[str, int] = {}
         """Creation rank of each card: derived from the order of ``records``, not snapshotted."""
+        self._weights: Pool[MemoryWeight] = Pool()
+
+    def _stored(self, card: EventCard) -> EventCard:
+        """``card`` holding what other cards hold alike (its initial weight, field-name sets)
+        by reference (frozen models); set here, before anything else can see the card."""
+        share_fields_set(card)
+        if card.temporal is not None:
+            share_fields_set(card.temporal)
+        card.__dict__["weight"] = self._weights.get(card.weight)
+        return card
 
     # -- fold -------------------------------------------------------------------------------
 
     @handles(ExtractionSucceeded)
     def _extracted(self, event: ExtractionSucceeded, _: Recorded) -> None:
         for stored in event.events:
-            card = convert(EventCard, stored)
+            card = self._stored(convert(EventCard, stored))
             self.records[card.id] = EventRecord(
                 card=card, updated_at=card.updated_at, origin="extraction"
             )
@@ -90,7 +101,7 @@ class EventsModel(ReadModel):
 
     @handles(EventAdded)
     def _added(self, event: EventAdded, _: Recorded) -> None:
-        card = convert(EventCard, event.event)
+        card = self._stored(convert(EventCard, event.event))
         self.records[card.id] = EventRecord(
             card=card,
             updated_at=card.updated_at,
@@ -204,6 +215,8 @@ class EventsModel(ReadModel):
     def restore(cls, data: dict[str, Any]) -> Self:
         model = cls()
         model.records = load_records(EventRecord, data["records"])
+        for record in model.records.values():
+            model._stored(record.card)
         model.imports = load_records(ImportRecord, data["imports"])
         model.rank = {event_id: rank for rank, event_id in enumerate(model.records)}
         return model

@@ -1,7 +1,8 @@
 """Job states: extraction per block and element projection per batch of events.
 
-Also tracks which event cards are not yet covered by a projection job, grouped by the log
-event that created them, so the projector can queue one job per group once it is durable.
+Also tracks which event cards are not yet covered by a projection job, grouped by the append
+that created them (an extraction, an ``add_events`` call, an import), so the projector can queue
+one job per group once it is durable. Every step is linear in the events it names.
 """
 
 from __future__ import annotations
@@ -91,17 +92,29 @@ class ProjectionJobRecord(Record):
         )
 
 
+def added_batch(event: EventAdded) -> list[Any]:
+    """What the cards of one append share: ``EventAdded`` events of one ``add_events`` call or
+    one import carry the same origin, import batch and time."""
+    return [event.origin, event.import_batch_id, event.at.isoformat()]
+
+
 class JobsModel(ReadModel):
     """Extraction jobs by block id, projection jobs by job id, and unqueued event groups."""
 
     name = "jobs"
-    version = 2
+    version = 3
 
     def __init__(self) -> None:
         self.extraction: dict[str, ExtractionJobRecord] = {}
         self.projection: dict[str, ProjectionJobRecord] = {}
-        self.unqueued: dict[str, list[str]] = {}
-        """Group key (log position of the creating event) → event ids awaiting a job."""
+        self.unqueued: dict[str, dict[str, None]] = {}
+        """Group key (log position of the group's first event) → event ids awaiting a job (an
+        ordered set: a job per card of an old log's batch takes its card out in one step)."""
+        self.open_batch: tuple[str, list[Any]] | None = None
+        """The group the next ``EventAdded`` joins when it shares the batch (``added_batch``):
+        the last group added cards opened, until another group or any job is queued."""
+        self.group_of: dict[str, str] = {}
+        """Event id → its unqueued group key: derived from ``unqueued``, not snapshotted."""
 
     # -- extraction -------------------------------------------------------------------------
 
@@ -123,7 +136,7 @@ class JobsModel(ReadModel):
     def _x_succeeded(self, event: ExtractionSucceeded, recorded: Recorded) -> None:
         self._x_finish(event.block_id, "succeeded", event.at, reason=event.reason)
         if event.events:
-            self.unqueued[str(recorded.position)] = [card.id for card in event.events]
+            self._open_group(str(recorded.position), [card.id for card in event.events])
 
     @handles(ExtractionSkipped)
     def _x_skipped(self, event: ExtractionSkipped, _: Recorded) -> None:
@@ -158,7 +171,20 @@ class JobsModel(ReadModel):
 
     @handles(EventAdded)
     def _event_added(self, event: EventAdded, recorded: Recorded) -> None:
-        self.unqueued[str(recorded.position)] = [event.event.id]
+        batch, event_id = added_batch(event), event.event.id
+        if self.open_batch is not None and self.open_batch[1] == batch:
+            key = self.open_batch[0]
+            self.unqueued[key][event_id] = None
+            self.group_of[event_id] = key
+        else:
+            self._open_group(str(recorded.position), [event_id])
+            self.open_batch = (str(recorded.position), batch)
+
+    def _open_group(self, key: str, event_ids: list[str]) -> None:
+        """A new group of unqueued events; added cards start a new group after it."""
+        self.unqueued[key] = dict.fromkeys(event_ids)
+        self.group_of.update(dict.fromkeys(event_ids, key))
+        self.open_batch = None
 
     # -- projection -------------------------------------------------------------------------
 
@@ -167,12 +193,14 @@ class JobsModel(ReadModel):
         self.projection[event.job_id] = ProjectionJobRecord(
             id=event.job_id, source_event_ids=event.source_event_ids, updated_at=event.at
         )
-        queued = set(event.source_event_ids)
-        for key in list(self.unqueued):
-            rest = [e for e in self.unqueued[key] if e not in queued]
-            if rest:
-                self.unqueued[key] = rest
-            else:
+        self.open_batch = None
+        for event_id in event.source_event_ids:
+            key = self.group_of.pop(event_id, None)
+            if key is None:
+                continue
+            group = self.unqueued[key]
+            del group[event_id]
+            if not group:
                 del self.unqueued[key]
 
     @handles(ProjectionClaimed)
@@ -210,7 +238,8 @@ class JobsModel(ReadModel):
         return {
             "extraction": dump_records(self.extraction, ExtractionJobRecord),
             "projection": dump_records(self.projection, ProjectionJobRecord),
-            "unqueued": [[key, ids] for key, ids in self.unqueued.items()],
+            "unqueued": [[key, list(ids)] for key, ids in self.unqueued.items()],
+            "open_batch": list(self.open_batch) if self.open_batch else None,
         }
 
     @classmethod
@@ -218,8 +247,18 @@ class JobsModel(ReadModel):
         model = cls()
         model.extraction = load_records(ExtractionJobRecord, data["extraction"])
         model.projection = load_records(ProjectionJobRecord, data["projection"])
-        model.unqueued = {key: list(ids) for key, ids in data["unqueued"]}
+        model.unqueued = {key: dict.fromkeys(ids) for key, ids in data["unqueued"]}
+        model.group_of = {e: key for key, ids in model.unqueued.items() for e in ids}
+        if data["open_batch"] is not None:
+            key, batch = data["open_batch"]
+            model.open_batch = (key, list(batch))
         return model
 
 
-__all__ = ["INTERRUPTED", "ExtractionJobRecord", "JobsModel", "ProjectionJobRecord"]
+__all__ = [
+    "INTERRUPTED",
+    "ExtractionJobRecord",
+    "JobsModel",
+    "ProjectionJobRecord",
+    "added_batch",
+]

@@ -11,6 +11,7 @@ from typing import Any, Self
 from pydantic import Field
 
 from projections.read_model import ReadModel, Record, dump_records, handles, load_records
+from projections.shared import Pool
 from stratagate.events import (
     AssessmentRecorded,
     EventAdded,
@@ -61,6 +62,8 @@ class WeightsModel(ReadModel):
         self.batches: dict[str, BatchRecord] = {}
         self.assessments: dict[str, AssessmentRecord] = {}
         self.receipts: dict[str, UsageReceipt] = {}
+        self._initial: Pool[MemoryWeight] = Pool()
+        """Equal weights as one instance (weights are replaced, never changed in place)."""
 
     @handles(TurnAppended)
     def _turn(self, event: TurnAppended, _: Recorded) -> None:
@@ -69,11 +72,11 @@ class WeightsModel(ReadModel):
     @handles(ExtractionSucceeded)
     def _extracted(self, event: ExtractionSucceeded, _: Recorded) -> None:
         for card in event.events:
-            self.weights[card.id] = convert(MemoryWeight, card.weight)
+            self.weights[card.id] = self._initial.get(convert(MemoryWeight, card.weight))
 
     @handles(EventAdded)
     def _added(self, event: EventAdded, _: Recorded) -> None:
-        self.weights[event.event.id] = convert(MemoryWeight, event.event.weight)
+        self.weights[event.event.id] = self._initial.get(convert(MemoryWeight, event.event.weight))
 
     @handles(ProjectionCompleted)
     def _projected(self, event: ProjectionCompleted, _: Recorded) -> None:
@@ -144,7 +147,10 @@ class WeightsModel(ReadModel):
     def restore(cls, data: dict[str, Any]) -> Self:
         model = cls()
         model.turn = data["turn"]
-        model.weights = load_records(MemoryWeight, data["weights"])
+        model.weights = {
+            memory_id: model._initial.get(weight)
+            for memory_id, weight in load_records(MemoryWeight, data["weights"]).items()
+        }
         model.batches = load_records(BatchRecord, data["batches"])
         model.assessments = load_records(AssessmentRecord, data["assessments"])
         model.receipts = load_records(UsageReceipt, data["receipts"])

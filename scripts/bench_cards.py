@@ -1,20 +1,30 @@
-"""Benchmark adding event cards: ``add_event`` one by one as the namespace grows, and
-``add_events`` in batches, on an in-memory namespace (no models).
+"""Benchmark adding event cards to an in-memory namespace (no models): ``--cards`` calls of
+``add_event`` one by one, and the same cards in one ``add_events`` call.
 
-One card per call is what an application importing its own memories does; its cost must not
-grow with the cards already there. The table shows each window of calls (first and last) and
-the batch figure; ``--out`` gets the JSON report.
+Each run is a fresh child process, so its peak resident memory (``VmHWM``) is that of one
+namespace holding the cards; ``cpu_s`` is the CPU time the calls took (on a shared machine the
+wall-clock ``total_s`` also counts the time other processes had the cores). ``--before PATH`` runs the same children against another checkout
+(``PYTHONPATH=PATH``), interleaved with this one, for a before/after comparison in one sitting.
+The table shows medians of ``--repeat`` runs; ``--out`` gets the JSON report with every run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from benchkit import print_table, summary_ms, write_report
+import orjson
+from benchkit import peak_rss_mb, print_table, summary_ms, write_report
 
 from stratagate import StrataGate
+
+MODES = ("add_event", "add_events")
 
 
 def card(i: int, block_id: str) -> dict[str, Any]:
@@ -33,52 +43,94 @@ def seed(memory: StrataGate) -> str:
     return memory.list_blocks()[0].id
 
 
-def one_by_one(count: int, window: int) -> list[dict[str, Any]]:
+def one_by_one(count: int, window: int) -> dict[str, Any]:
+    """``count`` calls of ``add_event``: the total, and the p50 of the first and last window."""
     with StrataGate.in_memory(block_turn_size=2) as memory:
         block_id = seed(memory)
+        cards = [card(i, block_id) for i in range(count)]
         durations: list[float] = []
-        for i in range(count):
+        cpu = time.process_time()
+        for one in cards:
             started = time.perf_counter()
-            memory.add_event(card(i, block_id))
+            memory.add_event(one)
             durations.append(time.perf_counter() - started)
-    rows = []
-    for name, part in (("first", durations[:window]), ("last", durations[-window:])):
-        rows.append({"calls": f"add_event {name} {window:,}", **summary_ms(part)})
-    total = sum(durations)
-    rows.append({"calls": f"add_event all {count:,}", **summary_ms(durations), "total_s": total})
-    return rows
+        cpu = time.process_time() - cpu
+        jobs = len(memory.list_element_projection_jobs())
+        return {
+            "total_s": sum(durations),
+            "cpu_s": cpu,
+            "first_p50_ms": summary_ms(durations[:window])["p50_ms"],
+            "last_p50_ms": summary_ms(durations[-window:])["p50_ms"],
+            "jobs": jobs,
+            "peak_rss_mib": peak_rss_mb(),
+        }
 
 
-def batched(count: int, batch: int) -> dict[str, Any]:
+def one_batch(count: int) -> dict[str, Any]:
+    """One ``add_events`` call with ``count`` cards."""
     with StrataGate.in_memory(block_turn_size=2) as memory:
         block_id = seed(memory)
-        durations = []
-        for start in range(0, count, batch):
-            cards = [card(i, block_id) for i in range(start, min(start + batch, count))]
-            began = time.perf_counter()
-            memory.add_events(cards)
-            durations.append((time.perf_counter() - began) / len(cards))
-    return {
-        "calls": f"add_events x{batch} (per card)",
-        **summary_ms(durations),
-        "total_s": sum(durations) * batch,
-    }
+        cards = [card(i, block_id) for i in range(count)]
+        started, cpu = time.perf_counter(), time.process_time()
+        memory.add_events(cards)
+        total, cpu = time.perf_counter() - started, time.process_time() - cpu
+        jobs = len(memory.list_element_projection_jobs())
+        return {"total_s": total, "cpu_s": cpu, "jobs": jobs, "peak_rss_mib": peak_rss_mb()}
+
+
+def child(mode: str, count: int, window: int, checkout: str | None) -> dict[str, Any]:
+    """One run in a fresh process, against ``checkout`` (else this one)."""
+    env = dict(os.environ)
+    if checkout is not None:
+        env["PYTHONPATH"] = os.pathsep.join([checkout, env.get("PYTHONPATH", "")]).rstrip(":")
+    command = [sys.executable, __file__, "--child", mode, "--cards", str(count)]
+    command += ["--window", str(window)]
+    done = subprocess.run(command, env=env, capture_output=True, check=True, text=True)
+    result: dict[str, Any] = orjson.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def median_row(side: str, mode: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    row: dict[str, Any] = {"code": side, "calls": mode, "runs": len(runs)}
+    for key in runs[0]:
+        row[key] = statistics.median(run[key] for run in runs)
+    return row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cards", type=int, default=20_000)
     parser.add_argument("--window", type=int, default=1_000, help="calls per reported window")
-    parser.add_argument("--batch", type=int, default=500)
-    parser.add_argument("--out", default="bench_cards.json")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--before", help="another checkout to compare with, interleaved")
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument("--out", default="bench-results/bench_cards.json")
+    parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    rows = one_by_one(args.cards, min(args.window, args.cards))
-    rows.append(batched(args.cards, args.batch))
-    print_table(rows, ["calls", "n", "p50_ms", "p95_ms", "mean_ms", "max_ms"])
-    first, last = rows[0], rows[1]
-    growth = last["p50_ms"] / first["p50_ms"]
-    print(f"last / first window p50: {growth:.2f}x; wrote {args.out}")
-    write_report("bench_cards", args.out, cards=args.cards, rows=rows, p50_growth=growth)
+    window = min(args.window, args.cards)
+    if args.child is not None:
+        measure = one_by_one(args.cards, window) if args.child == "add_event" else None
+        sys.stdout.write(orjson.dumps(measure or one_batch(args.cards)).decode() + "\n")
+        return
+    sides = {"after": None} if args.before is None else {"before": args.before, "after": None}
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for _ in range(args.repeat):
+        for mode in args.modes:
+            for side, checkout in sides.items():
+                runs.setdefault((side, mode), []).append(child(mode, args.cards, window, checkout))
+    rows = [median_row(side, mode, runs[side, mode]) for mode in args.modes for side in sides]
+    columns = ["code", "calls", "runs", "total_s", "cpu_s", "peak_rss_mib", "jobs"]
+    print_table(rows, [*columns, "first_p50_ms", "last_p50_ms"])
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average {load}; wrote {args.out}")
+    write_report(
+        "bench_cards",
+        args.out,
+        cards=args.cards,
+        before=str(Path(args.before).resolve()) if args.before else None,
+        rows=rows,
+        runs=[{"code": s, "calls": m, "runs": r} for (s, m), r in runs.items()],
+    )
 
 
 if __name__ == "__main__":

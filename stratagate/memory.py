@@ -529,10 +529,14 @@ class StrataGate:
 
     def add_event(self, event: EventCardInput | Mapping[str, Any]) -> EventCard:
         """Add a card citing an existing block; a projection job is queued for it."""
-        return self.add_events([event])[0]
+        return self._add_events([event])[0]
 
     def add_events(self, events: Iterable[EventCardInput | Mapping[str, Any]]) -> list[EventCard]:
         """Add many cards in one append (all or none); one projection job is queued for them."""
+        return self._add_events(events)
+
+    def _add_events(self, events: Iterable[EventCardInput | Mapping[str, Any]]) -> list[EventCard]:
+        """``add_events`` once its argument is checked (``add_event``'s was, by its own edge)."""
         cards = [
             parse_input(EventCardInput, event, what="event")
             for event in check_collection("events", events)

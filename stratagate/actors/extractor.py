@@ -8,7 +8,7 @@ runs between them, outside any transaction.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from projections.cards import EventRecord
@@ -218,7 +218,7 @@ class Extractor(Role):
         return card
 
     def _supersessions(
-        self, cards: list[EventCard], at: datetime, batch: str | None = None
+        self, cards: Sequence[EventCard | CardData], at: datetime, batch: str | None = None
     ) -> list[EventSuperseded]:
         """``EventSuperseded`` for each older event a new card says it supersedes: an active
         stored event, or an earlier card of the same batch."""
@@ -245,14 +245,15 @@ class Extractor(Role):
         self.refresh()
         now = self.options.now()
         existing = Taken(self.state.events.records)
-        cards: list[EventCard] = []
+        cards: list[CardData] = []  # the stored form only: a batch's built cards go at once
         for card_input in command.events:
             block = self.state.blocks.blocks.get(card_input.source_block_id)
             if block is None:
                 raise UnknownIdError(f"unknown source block id {card_input.source_block_id!r}")
-            cards.append(self._card(card_input, block.id, block.l5_raw, existing, now, strict=True))
+            card = self._card(card_input, block.id, block.l5_raw, existing, now, strict=True)
+            cards.append(convert(CardData, card))
         self._append(
-            *(EventAdded(event=convert(CardData, card), origin="manual", at=now) for card in cards),
+            *(EventAdded(event=card, origin="manual", at=now) for card in cards),
             *self._supersessions(cards, now),
         )
         return [self.view.get_event(card.id) for card in cards]

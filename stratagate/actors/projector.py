@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from projections.jobs import ProjectionJobRecord
-from stratagate.actors.role import Role, error_text, handles
+from stratagate.actors.role import Role, Taken, error_text, handles
 from stratagate.callbacks import invoke, is_local, validate_output
 from stratagate.core.facts import plan_projection, projection_diagnostic, touched_elements
 from stratagate.errors import InvalidInputError, UnknownIdError
@@ -62,16 +62,19 @@ class Projector(Role):
 
     @handles(QueueProjections)
     def queue_pending(self, _: QueueProjections | None = None) -> list[str]:
-        """One job per group of durable events not yet queued; returns the new job ids."""
+        """One job per group of durable events not yet queued, in one append; returns the new
+        job ids."""
         self.refresh()
-        job_ids = []
+        taken = Taken(self.state.jobs.projection)
+        now = self.options.now()
+        queued = []
         for event_ids in self._unqueued():
-            job_id = self.new_id("proj", self.state.jobs.projection)
-            self._append(
-                ProjectionQueued(job_id=job_id, source_event_ids=event_ids, at=self.options.now())
-            )
-            job_ids.append(job_id)
-        return job_ids
+            job_id = self.new_id("proj", taken)
+            taken.add(job_id)
+            queued.append(ProjectionQueued(job_id=job_id, source_event_ids=event_ids, at=now))
+        if queued:
+            self._append(*queued)
+        return [q.job_id for q in queued]
 
     @handles(RunProjections)
     def run_pending(self, command: RunProjections) -> list[ElementCard]:

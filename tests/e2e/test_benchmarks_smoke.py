@@ -138,17 +138,20 @@ def test_bench_log_measures_every_metric_on_sqlite(tmp_path: Path) -> None:
     assert all(row["median"] > 0 for row in report["results"])
 
 
-def test_bench_cards_reports_windows_and_the_batch(tmp_path: Path) -> None:
-    report = bench(tmp_path, "bench_cards", "--cards", "60", "--window", "20", "--batch", "30")
-    calls = [row["calls"] for row in report["rows"]]
-    assert calls == [
-        "add_event first 20",
-        "add_event last 20",
-        "add_event all 60",
-        "add_events x30 (per card)",
-    ]
-    assert all(0 < row["p50_ms"] <= row["max_ms"] for row in report["rows"])
-    assert report["cards"] == 60 and report["p50_growth"] > 0
+def test_bench_cards_reports_totals_memory_and_jobs_before_and_after(tmp_path: Path) -> None:
+    checkout = str(SCRIPTS.parent)
+    report = bench(
+        tmp_path, "bench_cards", "--cards", "60", "--window", "20", "--repeat", "1",
+        "--before", checkout,
+    )  # fmt: skip
+    rows = {(row["code"], row["calls"]): row for row in report["rows"]}
+    assert set(rows) == {(c, m) for c in ("before", "after") for m in ("add_event", "add_events")}
+    for (_, calls), row in rows.items():
+        assert row["total_s"] > 0 and row["cpu_s"] > 0 and row["peak_rss_mib"] > 0
+        assert row["runs"] == 1
+        assert row["jobs"] == (60 if calls == "add_event" else 1)
+    assert rows["after", "add_event"]["first_p50_ms"] > 0
+    assert report["cards"] == 60 and report["before"] == checkout
 
 
 def test_bench_mcp_times_tool_calls_over_stdio_and_http(tmp_path: Path) -> None:
