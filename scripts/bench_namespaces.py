@@ -35,9 +35,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-import ray
 from bench_ingest import locomo_turns
-from benchkit import fresh_database, print_table, tree_rss_mb, write_report
+from benchkit import fresh_database, local_ray, print_table, tree_rss_mb, write_report
 from sqlalchemy import text
 
 from stratagate import StrataGate
@@ -159,23 +158,11 @@ def run(n: int, runtime: str, args: argparse.Namespace, turns: list[FileTurn]) -
         if runtime == "ray":
             stats.update(memory._runtime.directory_stats())  # type: ignore[attr-defined]
 
-    with fresh_database(args.database) as database:
-        if runtime == "ray":
-            ray.init(
-                address="local",
-                num_cpus=2,
-                include_dashboard=False,
-                log_to_driver=False,
-                namespace="stratagate",
-            )
-        try:
-            with memory_sampler() as peak:
-                per_namespace, elapsed = ingest(n, runtime, database, args, turns, remember)
-            completed = len(per_namespace)
-            check_log(database, completed, runtime, args)
-        finally:
-            if runtime == "ray":
-                ray.shutdown()
+    with fresh_database(args.database) as database, local_ray(runtime == "ray"):
+        with memory_sampler() as peak:
+            per_namespace, elapsed = ingest(n, runtime, database, args, turns, remember)
+        completed = len(per_namespace)
+        check_log(database, completed, runtime, args)
     series = peak["series"]
     activations = stats.get("activation_ms") or []
     return {

@@ -30,9 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-import ray
 from bench_ingest import locomo_turns
-from benchkit import descendants, fresh_database, print_table, rss_mb, write_report
+from benchkit import descendants, fresh_database, local_ray, print_table, rss_mb, write_report
 from sqlalchemy import text
 
 from stratagate import StrataGate
@@ -177,19 +176,8 @@ def one_pass(
 def one_run(runtime: str, args: argparse.Namespace, turns: list[FileTurn]) -> list[dict[str, Any]]:
     """The passes of one runtime: ``cold`` (under Ray the directory and its pool start inside
     it), then ``warm`` (the same work on a fresh database, in the same Ray or process)."""
-    if runtime == "ray":
-        ray.init(
-            address="local",
-            num_cpus=2,
-            include_dashboard=False,
-            log_to_driver=False,
-            namespace="stratagate",
-        )
-    try:
+    with local_ray(runtime == "ray"):
         return [one_pass(runtime, args, turns, label) for label in PASSES[: args.passes]]
-    finally:
-        if runtime == "ray":
-            ray.shutdown()
 
 
 def main() -> None:

@@ -97,6 +97,28 @@ def tree_rss_mb(root: int | None = None) -> tuple[float, int]:
     return sum(rss_mb(pid) for pid in pids), len(pids)
 
 
+@contextmanager
+def local_ray(enabled: bool = True) -> Iterator[None]:
+    """A fresh local Ray of two CPUs for the block (nothing when ``enabled`` is false),
+    shut down after it; Ray is imported only when used."""
+    if not enabled:
+        yield
+        return
+    import ray
+
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        namespace="stratagate",
+    )
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
 def machine() -> dict[str, Any]:
     """Where the figures come from (load average included: these machines are shared)."""
     return {
