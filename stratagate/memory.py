@@ -393,17 +393,19 @@ class StrataGate:
         (see ``drain``). A known ``receipt_id`` with the same content is a no-op with an empty
         result; with other content it raises ``ReceiptConflictError``.
         """
-        command = self._turn_command(
-            user,
-            assistant,
-            created_at=created_at,
-            thread_id=thread_id,
-            user_tool_calls=user_tool_calls,
-            assistant_tool_calls=assistant_tool_calls,
-            receipt_id=receipt_id,
-        )
         processing = _processing(defer_processing=defer_processing, wait=wait)
-        return self._send(command.model_copy(update={"processing": processing}))
+        return self._send(
+            self._turn_command(
+                user,
+                assistant,
+                created_at=created_at,
+                thread_id=thread_id,
+                user_tool_calls=user_tool_calls,
+                assistant_tool_calls=assistant_tool_calls,
+                receipt_id=receipt_id,
+                processing=processing,
+            )
+        )
 
     def append_turns(
         self,
@@ -432,7 +434,8 @@ class StrataGate:
         if not commands:
             return AppendTurnsResult()
         processing = _processing(defer_processing=defer_processing, wait=wait)
-        return self._send(AppendTurns(turns=commands, processing=processing))
+        # each turn was validated above; the list is not empty: assembled, not validated again
+        return self._send(AppendTurns.model_construct(turns=commands, processing=processing))
 
     def _turn_command(
         self,
@@ -444,8 +447,10 @@ class StrataGate:
         user_tool_calls: Sequence[ToolTrace | Mapping[str, Any]] | None = None,
         assistant_tool_calls: Sequence[ToolTrace | Mapping[str, Any]] | None = None,
         receipt_id: str | None = None,
+        processing: Processing = "wait",
     ) -> AppendTurn:
-        """One validated turn, with its message ids and time decided here, once."""
+        """One validated turn, with its message ids and time decided here, once: every field
+        is checked here, so the command is assembled without validating it again."""
         options = self._options
         check_id("receipt_id", receipt_id, optional=True)
         for name, calls in (
@@ -466,12 +471,13 @@ class StrataGate:
             new_id=options.make_id,
             max_chars=options.max_message_chars,
         )
-        return AppendTurn(
+        return AppendTurn.model_construct(
             command_id=new_command_id(),
             thread_id=thread,
             receipt_id=receipt_id,
             messages=messages,
             at=at,
+            processing=processing,
         )
 
     def drain(self, timeout: float | None = None) -> None:
