@@ -434,8 +434,7 @@ class StrataGate:
         if not commands:
             return AppendTurnsResult()
         processing = _processing(defer_processing=defer_processing, wait=wait)
-        # each turn was validated above; the list is not empty: assembled, not validated again
-        return self._send(AppendTurns.model_construct(turns=commands, processing=processing))
+        return self._send(AppendTurns(turns=commands, processing=processing))
 
     def _turn_command(
         self,
@@ -449,8 +448,7 @@ class StrataGate:
         receipt_id: str | None = None,
         processing: Processing = "wait",
     ) -> AppendTurn:
-        """One validated turn, with its message ids and time decided here, once: every field
-        is checked here, so the command is assembled without validating it again."""
+        """One validated turn, with its message ids and time decided here, once."""
         options = self._options
         check_id("receipt_id", receipt_id, optional=True)
         for name, calls in (
@@ -471,7 +469,7 @@ class StrataGate:
             new_id=options.make_id,
             max_chars=options.max_message_chars,
         )
-        return AppendTurn.model_construct(
+        return AppendTurn(
             command_id=new_command_id(),
             thread_id=thread,
             receipt_id=receipt_id,

@@ -27,7 +27,7 @@ from stratagate.events import (
     SettingsChanged,
     TurnAppended,
 )
-from stratagate.events.payloads import SummaryData, convert, stored_messages
+from stratagate.events.payloads import MessageData, SummaryData, convert, convert_all
 from stratagate.messages import (
     AppendTurn,
     AppendTurns,
@@ -104,7 +104,7 @@ class Sealer(Role):
     def _append_turns(self, turns: list[AppendTurn]) -> list[TurnAck]:
         self.refresh()
         blocks = self.state.blocks
-        stored = [stored_messages(item.messages) for item in turns]
+        stored = [convert_all(MessageData, item.messages) for item in turns]
         requests = [
             TurnRequest(
                 receipt_id=item.receipt_id,
@@ -123,10 +123,8 @@ class Sealer(Role):
             thread_turns=lambda thread_id: getattr(blocks.thread(thread_id), "turns", 0),
         )
         verdicts = decide_turns(requests, seen)
-        # every field is validated already (the command's by the façade, the numbers by the
-        # decider, the messages just now): the event is assembled, not validated again
         events: list[SettingsChanged | TurnAppended] = [
-            TurnAppended.model_construct(
+            TurnAppended(
                 turn=verdict.turn,
                 thread_id=item.thread_id,
                 thread_turn=verdict.thread_turn,
@@ -245,7 +243,7 @@ class Sealer(Role):
             summarizer=describe(summarizer),
             l3_condensed=layers.l3_condensed,
             l4_readable=layers.l4_readable,
-            l5_raw=stored_messages(layers.l5_raw),
+            l5_raw=convert_all(MessageData, layers.l5_raw),
             at=self.options.now(),
         )
         return [started, sealed]

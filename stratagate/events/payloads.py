@@ -249,19 +249,6 @@ def convert_all(target: type[M], values: Iterable[object]) -> list[M]:
     return [target.model_validate(value, from_attributes=True) for value in values]
 
 
-def stored_messages(messages: Iterable[BaseModel]) -> list[MessageData]:
-    """Raw messages validated by the API model (``RawMessage``) as stored, for the turn path: one
-    without tool calls is copied field by field, not validated again (both models have the
-    same fields under the same rules: ``tests/unit/test_stored_messages.py``); one with tool
-    calls is converted, which makes its tool data canonical."""
-    return [
-        convert(MessageData, message)
-        if message.__dict__.get("tool_calls")
-        else MessageData.model_construct(message.model_fields_set, **message.__dict__)
-        for message in messages
-    ]
-
-
 __all__ = [
     "AliasAddedData",
     "AssessmentData",
@@ -283,5 +270,4 @@ __all__ = [
     "WeightData",
     "convert",
     "convert_all",
-    "stored_messages",
 ]

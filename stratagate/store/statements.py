@@ -48,6 +48,15 @@ class Statements:
     next_positions: str | None
     fence: str
     """The first event of a fence's types past its position (``{types}``: quoted names)."""
+    by_ids: str
+    """Rows whose event id is one of ``{ids}`` (parameters ``id0``, ``id1`` …)."""
+    placeholder: str
+    """A parameter named ``{name}`` in this dialect."""
+
+    def rows_by_ids(self, count: int) -> str:
+        """``by_ids`` for ``count`` ids."""
+        names = (self.placeholder.format(name=f"id{index}") for index in range(count))
+        return self.by_ids.format(ids=", ".join(names))
 
 
 def statements(dialect: str) -> Statements:
@@ -117,6 +126,8 @@ def _build(
             f"SELECT event_type FROM {events} WHERE namespace = {param('ns')} "
             f"AND global_position > {param('after')} AND event_type IN ({{types}}) LIMIT 1"
         ),
+        by_ids=f"SELECT {columns} FROM {events} WHERE event_id IN ({{ids}})",
+        placeholder=param("{name}"),
     )
 
 
