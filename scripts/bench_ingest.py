@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import os
 import statistics
 import sys
@@ -143,6 +144,28 @@ def work_counts(memory: StrataGate) -> tuple[int, int]:
     return statements, reads
 
 
+class GcPauses:
+    """The cyclic garbage collector's pauses while it is installed (``gc.callbacks``): a full
+    collection walks every live object, so it is the usual cause of a turn's max."""
+
+    def __init__(self) -> None:
+        self.pauses: list[float] = []
+        self._began = 0.0
+
+    def __enter__(self) -> GcPauses:
+        gc.callbacks.append(self._tick)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._tick)
+
+    def _tick(self, phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.pauses.append(time.perf_counter() - self._began)
+
+
 @dataclass
 class Run:
     """What one full ingest run measured."""
@@ -157,6 +180,7 @@ class Run:
         default_factory=lambda: {"revision": 0, "blocks": 0, "events": 0, "elements": 0}
     )
     verified: bool = True
+    gc_pauses: list[float] = field(default_factory=list)
 
 
 def ingest_run(
@@ -179,7 +203,9 @@ def ingest_run(
                 memory = StrataGate.open(database, name, **options)
             with memory:
                 start, cpu = time.perf_counter(), time.process_time()
-                ingest_one(memory, turns, args.batch, run.took)
+                with GcPauses() as collections:
+                    ingest_one(memory, turns, args.batch, run.took)
+                run.gc_pauses += collections.pauses
                 run.elapsed += time.perf_counter() - start
                 run.cpu += time.process_time() - cpu
                 counted = work_counts(memory)
@@ -276,6 +302,11 @@ def main() -> None:
         encrypted_over_clear=cost,
         encrypted_over_clear_cpu=cpu_cost,
         peak_rss_mb=peak_rss_mb(),
+        gc={
+            "collections": len(run.gc_pauses),
+            "total_s": sum(run.gc_pauses),
+            "max_ms": max(run.gc_pauses, default=0.0) * 1000,
+        },
     )
     print(
         f"{turn_count:,} turns in {elapsed:.1f} s: {turn_count / elapsed:.1f} turns/s "
@@ -305,7 +336,9 @@ def main() -> None:
         )
     print(
         f"median turn {statistics.median(took) * 1000:.3f} ms, p99 {rows[0]['p99_ms']:.3f} ms, "
-        f"max pause {rows[0]['max_ms']:.1f} ms; wrote {Path(out)}"
+        f"max pause {rows[0]['max_ms']:.1f} ms; garbage collector: "
+        f"{len(run.gc_pauses)} collections, {sum(run.gc_pauses) * 1000:.0f} ms in all, "
+        f"longest {max(run.gc_pauses, default=0.0) * 1000:.1f} ms; wrote {Path(out)}"
     )
 
 
