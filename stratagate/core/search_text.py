@@ -113,7 +113,8 @@ def stem(word: str) -> str:
 def word_tokens(text: str) -> list[str]:
     """Unstemmed tokens of ``text`` in text order: jieba words and Han bigrams, other words."""
     normalized = normalize_search_text(text)
-    if _HAN_ANY.search(normalized) is None:  # the common case: no Han run to segment
+    # the common case (ASCII needs no scan): no Han run to segment
+    if normalized.isascii() or _HAN_ANY.search(normalized) is None:
         return _WORD.findall(normalized)
     tokens: list[str] = []
     for match in _RUN.finditer(normalized):

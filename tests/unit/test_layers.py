@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stratagate.core.layers import (
+    _SENTENCE,
     FILLER_PHRASES,
     REPEATED_MARKER,
     WHITESPACE,
@@ -366,6 +367,7 @@ def test_l3_only_deletes_from_l4(messages: list[dict[str, object]]) -> None:
 # The regex forms the filler rule was first written with: the oracle of the faster str forms.
 _REGEX_SPACE = re.compile(r"\s+")
 _REGEX_TRAILING = re.compile(r"[\s.!?…。！？,，、~～;；:：]+$")
+_LAZY_SENTENCE = re.compile(r".*?(?:[.!?…]+(?=\s|$)|[。！？]+|\n|$)\s*", re.DOTALL)
 
 
 def test_the_whitespace_list_is_every_character_split_and_regex_treat_as_space() -> None:
@@ -401,3 +403,9 @@ def test_filler_rule_equals_its_regex_form(sentence: str) -> None:
     by_regex = _REGEX_SPACE.sub(" ", _REGEX_TRAILING.sub("", sentence)).strip().casefold()
     assert _is_filler(sentence) == (by_regex in FILLER_PHRASES)
     assert _normalized(sentence) == _REGEX_SPACE.sub(" ", sentence).strip().casefold()
+
+
+@given(st.text(alphabet=st.sampled_from([*"ab .!?…。！？\n\t\r\x85\u3000"]), max_size=24))
+@settings(max_examples=1000)
+def test_sentences_split_as_the_lazy_regex_does(text: str) -> None:
+    assert _SENTENCE.findall(text) == _LAZY_SENTENCE.findall(text)
