@@ -3,7 +3,8 @@
 Appends and catch-up reads run these with ``exec_driver_sql``: the text goes to the driver
 as it is (its statement cache does the rest), with no SQLAlchemy expression to build, coerce
 and cache-key per call — which is what an append cost before (about 20 statements a turn, their
-building dominating). Everything else in the store (layout, snapshots, audits) stays in
+building dominating). A durable append to a SQLite file goes further and runs them on the pooled
+``sqlite3`` connection's own cursor (``SqlEventStore._append_on_driver``). Everything else in the store (layout, snapshots, audits) stays in
 SQLAlchemy Core, where clarity is worth more than microseconds.
 """
 
