@@ -309,7 +309,8 @@ def main() -> None:
         },
     )
     print(
-        f"{turn_count:,} turns in {elapsed:.1f} s: {turn_count / elapsed:.1f} turns/s "
+        f"{turn_count:,} turns in {elapsed:.1f} s: {turn_count / elapsed:.1f} turns/s, "
+        f"CPU {run.cpu * 1e6 / turn_count:.0f} µs a turn "
         f"(models {args.models}, {args.layout}, {args.store}, batch {args.batch}, "
         f"passes {args.passes}, snapshot_every {args.snapshot_every}, encryption {mode}); "
         f"{statements / turn_count:.1f} SQL statements and {reads / turn_count:.2f} catch-up "
