@@ -117,21 +117,25 @@ def chunks(turns: list[FileTurn], size: int) -> Iterator[list[FileTurn]]:
         yield turns[start : start + size]
 
 
-def ingest_one(memory: StrataGate, turns: list[FileTurn], batch: int, took: list[float]) -> None:
+def ingest_one(
+    memory: StrataGate, turns: list[FileTurn], batch: int, took: list[float], cpu: list[float]
+) -> None:
     """Append ``turns`` one call per turn, or ``batch`` turns per call (each turn of a batch
-    is charged an equal share of the call)."""
+    is charged an equal share of the call); ``took`` gets each turn's wall time, ``cpu`` its
+    thread's CPU time (on a shared machine the wall time is mostly waiting for a core)."""
     if batch <= 1:
         for turn in turns:
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.thread_time()
             memory.append_turn(turn.user, turn.assistant, **turn.append_kwargs())
             took.append(time.perf_counter() - began)
+            cpu.append(time.thread_time() - began_cpu)
         return
     for part in chunks(turns, batch):
         rows = [{"user": t.user, "assistant": t.assistant, **t.append_kwargs()} for t in part]
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.thread_time()
         memory.append_turns(rows)
-        share = (time.perf_counter() - began) / len(part)
-        took.extend([share] * len(part))
+        took.extend([(time.perf_counter() - began) / len(part)] * len(part))
+        cpu.extend([(time.thread_time() - began_cpu) / len(part)] * len(part))
 
 
 def work_counts(memory: StrataGate) -> tuple[int, int]:
@@ -174,6 +178,7 @@ class Run:
     cpu: float = 0.0
     """CPU seconds of this process while ingesting (a shared machine stretches wall time)."""
     took: list[float] = field(default_factory=list)
+    cpu_took: list[float] = field(default_factory=list)
     statements: int = 0
     reads: int = 0
     summary: dict[str, int] = field(
@@ -204,7 +209,7 @@ def ingest_run(
             with memory:
                 start, cpu = time.perf_counter(), time.process_time()
                 with GcPauses() as collections:
-                    ingest_one(memory, turns, args.batch, run.took)
+                    ingest_one(memory, turns, args.batch, run.took, run.cpu_took)
                 run.gc_pauses += collections.pauses
                 run.elapsed += time.perf_counter() - start
                 run.cpu += time.process_time() - cpu
@@ -252,6 +257,13 @@ def main() -> None:
 
     tenth = max(1, len(took) // 10)
     parts = {"all": took, "first 10%": took[:tenth], "last 10%": took[-tenth:]}
+    cpu_parts = {
+        name: statistics.median(values) * 1e6
+        for name, values in {
+            "first 10%": run.cpu_took[:tenth],
+            "last 10%": run.cpu_took[-tenth:],
+        }.items()
+    }
     rows = [
         {
             "turns": name,
@@ -302,6 +314,7 @@ def main() -> None:
         encrypted_over_clear=cost,
         encrypted_over_clear_cpu=cpu_cost,
         peak_rss_mb=peak_rss_mb(),
+        cpu_p50_us=cpu_parts,
         gc={
             "collections": len(run.gc_pauses),
             "total_s": sum(run.gc_pauses),
@@ -320,6 +333,10 @@ def main() -> None:
     )
     print_table(
         rows, ["turns", "n", "p50_ms", "p95_ms", "p99_ms", "mean_ms", "max_ms", "turns_per_s"]
+    )
+    print(
+        f"CPU per turn, p50: first 10% {cpu_parts['first 10%']:.0f} µs, last 10% "
+        f"{cpu_parts['last 10%']:.0f} µs ({cpu_parts['last 10%'] / cpu_parts['first 10%']:.2f}x)"
     )
     print(
         "last 10% / first 10%: "
