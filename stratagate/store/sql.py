@@ -8,6 +8,7 @@ the ``EventStore`` protocol of ``stratagate.store.records`` over the tables of
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import itertools
 import os
@@ -227,28 +228,32 @@ class SqlEventStore:
                 raw = self.engine.raw_connection()
             except SQLAlchemyError as exc:
                 raise StorageError(f"event store {self.url} failed: {_detail(exc)}") from exc
+            driver = raw.driver_connection
+            assert isinstance(driver, sqlite3.Connection)
+            cursor: sqlite3.Cursor | None = None
             try:
-                driver = raw.driver_connection
-                assert isinstance(driver, sqlite3.Connection)
-                run = _DriverRun(driver.cursor(), self.counters)
-                try:
-                    run.one("BEGIN IMMEDIATE", {})
-                    rows = self._append_in(
-                        run, namespace, stream, batch, expected_version, lease, fence
-                    )
-                    driver.execute("COMMIT")
-                    return rows
-                except sqlite3.IntegrityError as exc:
-                    raise StorageConflictError(
-                        f"a concurrent write clashed with this one on {self.url}: {exc}"
-                    ) from exc
-                except sqlite3.Error as exc:
-                    raise StorageError(f"event store {self.url} failed: {exc}") from exc
-                finally:
-                    if driver.in_transaction:  # refused or failed: nothing of it stays
-                        driver.execute("ROLLBACK")
-                    run.cursor.close()
+                cursor = driver.cursor()
+                run = _DriverRun(cursor, self.counters)
+                run.one("BEGIN IMMEDIATE", {})
+                rows = self._append_in(
+                    run, namespace, stream, batch, expected_version, lease, fence
+                )
+                driver.execute("COMMIT")
+                return rows
+            except sqlite3.IntegrityError as exc:
+                raise StorageConflictError(
+                    f"a concurrent write clashed with this one on {self.url}: {exc}"
+                ) from exc
+            except sqlite3.Error as exc:
+                raise StorageError(f"event store {self.url} failed: {exc}") from exc
             finally:
+                # refused or failed: nothing of it stays (a connection that cannot even roll
+                # back is dropped by the pool, whose reset on return fails too)
+                with contextlib.suppress(sqlite3.Error):
+                    if driver.in_transaction:
+                        driver.execute("ROLLBACK")
+                    if cursor is not None:
+                        cursor.close()
                 raw.close()  # back to the pool
 
     def _append_in(
