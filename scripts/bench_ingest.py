@@ -9,11 +9,15 @@ plain-Python store of ``StrataGate.in_memory``. Reports turns/s over the whole r
 latency in the first and last 10% of turns (as history grows a turn's cost must stay flat), and
 what the store did per turn: SQL statements and catch-up reads of the log. ``--models
 offline`` (default) uses the bundled heuristics; ``none`` seals with deterministic views and
-extracts nothing.
+extracts nothing. ``--passes N`` ingests the conversations N times (each pass with its own
+threads, receipt and message ids, 400 days later), to show a turn's cost over a longer
+history; ``--snapshot-every 0`` turns the read-model snapshots off (their pause is not the
+turn's own cost). Each per-turn row prints p50, p95, p99 and max (the longest pause a caller
+saw); SQL statements per turn are the store's (list operations for ``--store memory``).
 
     python scripts/bench_ingest.py [--models offline|none] [--layout shared|per-conversation]
-        [--store durable|memory] [--batch N] [--conversations 5] [--encryption on,off]
-        [--out PATH]
+        [--store durable|memory] [--batch N] [--conversations 5] [--passes N]
+        [--snapshot-every N] [--encryption on,off] [--out PATH]
 
 ``--encryption on,off`` runs the whole ingest twice, content sealed (the default) and in clear
 (``STRATAGATE_ENCRYPTION=off``), and reports encrypted / clear time: the cost of encryption.
@@ -22,6 +26,8 @@ extracts nothing.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import gc
 import os
 import statistics
 import sys
@@ -29,10 +35,18 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from benchkit import encryption_modes, peak_rss_mb, print_table, summary_ms, write_report
+from benchkit import (
+    encryption_modes,
+    peak_rss_mb,
+    percentile,
+    print_table,
+    summary_ms,
+    write_report,
+)
 
 from stratagate import StrataGate
 from stratagate.cli.ingest_job import model_options
@@ -52,26 +66,76 @@ def locomo_conversations(conversations: int) -> list[tuple[str, list[FileTurn]]]
     return [(path.stem, read_turn_file(path).turns) for path in paths]
 
 
+PASS_SHIFT = timedelta(days=400)
+"""How much later each further pass over the conversations happens."""
+
+
+def passes(
+    conversations: list[tuple[str, list[FileTurn]]], count: int
+) -> list[tuple[str, list[FileTurn]]]:
+    """Each conversation followed by ``count - 1`` copies of itself as new threads: ids
+    suffixed ``~<pass>``, times shifted by ``PASS_SHIFT`` per pass."""
+    return [
+        (name, [again(turn, n) for n in range(count) for turn in turns])
+        for name, turns in conversations
+    ]
+
+
+def again(turn: FileTurn, n: int) -> FileTurn:
+    """``turn`` as pass ``n`` has it (pass 0: unchanged)."""
+    if n == 0:
+        return turn
+    return dataclasses.replace(
+        turn,
+        receipt_id=f"{turn.receipt_id}~{n}",
+        thread_id=None if turn.thread_id is None else f"{turn.thread_id}~{n}",
+        created_at=_later(turn.created_at, n),
+        user=_side_again(turn.user, n),
+        assistant=_side_again(turn.assistant, n),
+    )
+
+
+def _later(value: Any, n: int) -> Any:
+    return value + n * PASS_SHIFT if isinstance(value, datetime) else value
+
+
+def _side_again(side: Any, n: int) -> Any:
+    if isinstance(side, list):
+        return [_side_again(item, n) for item in side]
+    if not isinstance(side, dict):
+        return side
+    copy = dict(side)
+    if copy.get("id"):
+        copy["id"] = f"{copy['id']}~{n}"
+    if "created_at" in copy:
+        copy["created_at"] = _later(copy["created_at"], n)
+    return copy
+
+
 def chunks(turns: list[FileTurn], size: int) -> Iterator[list[FileTurn]]:
     for start in range(0, len(turns), size):
         yield turns[start : start + size]
 
 
-def ingest_one(memory: StrataGate, turns: list[FileTurn], batch: int, took: list[float]) -> None:
+def ingest_one(
+    memory: StrataGate, turns: list[FileTurn], batch: int, took: list[float], cpu: list[float]
+) -> None:
     """Append ``turns`` one call per turn, or ``batch`` turns per call (each turn of a batch
-    is charged an equal share of the call)."""
+    is charged an equal share of the call); ``took`` gets each turn's wall time, ``cpu`` its
+    thread's CPU time (on a shared machine the wall time is mostly waiting for a core)."""
     if batch <= 1:
         for turn in turns:
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.thread_time()
             memory.append_turn(turn.user, turn.assistant, **turn.append_kwargs())
             took.append(time.perf_counter() - began)
+            cpu.append(time.thread_time() - began_cpu)
         return
     for part in chunks(turns, batch):
         rows = [{"user": t.user, "assistant": t.assistant, **t.append_kwargs()} for t in part]
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.thread_time()
         memory.append_turns(rows)
-        share = (time.perf_counter() - began) / len(part)
-        took.extend([share] * len(part))
+        took.extend([(time.perf_counter() - began) / len(part)] * len(part))
+        cpu.extend([(time.thread_time() - began_cpu) / len(part)] * len(part))
 
 
 def work_counts(memory: StrataGate) -> tuple[int, int]:
@@ -84,6 +148,28 @@ def work_counts(memory: StrataGate) -> tuple[int, int]:
     return statements, reads
 
 
+class GcPauses:
+    """The cyclic garbage collector's pauses while it is installed (``gc.callbacks``): a full
+    collection walks every live object, so it is the usual cause of a turn's max."""
+
+    def __init__(self) -> None:
+        self.pauses: list[float] = []
+        self._began = 0.0
+
+    def __enter__(self) -> GcPauses:
+        gc.callbacks.append(self._tick)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._tick)
+
+    def _tick(self, phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.pauses.append(time.perf_counter() - self._began)
+
+
 @dataclass
 class Run:
     """What one full ingest run measured."""
@@ -92,12 +178,14 @@ class Run:
     cpu: float = 0.0
     """CPU seconds of this process while ingesting (a shared machine stretches wall time)."""
     took: list[float] = field(default_factory=list)
+    cpu_took: list[float] = field(default_factory=list)
     statements: int = 0
     reads: int = 0
     summary: dict[str, int] = field(
         default_factory=lambda: {"revision": 0, "blocks": 0, "events": 0, "elements": 0}
     )
     verified: bool = True
+    gc_pauses: list[float] = field(default_factory=list)
 
 
 def ingest_run(
@@ -107,6 +195,7 @@ def ingest_run(
     os.environ[ENCRYPTION_ENV] = encryption
     options: dict[str, Any] = {
         "block_turn_size": args.block_turn_size,
+        "snapshot_every": args.snapshot_every,
         **model_options(args.models),
     }
     run = Run()
@@ -119,7 +208,9 @@ def ingest_run(
                 memory = StrataGate.open(database, name, **options)
             with memory:
                 start, cpu = time.perf_counter(), time.process_time()
-                ingest_one(memory, turns, args.batch, run.took)
+                with GcPauses() as collections:
+                    ingest_one(memory, turns, args.batch, run.took, run.cpu_took)
+                run.gc_pauses += collections.pauses
                 run.elapsed += time.perf_counter() - start
                 run.cpu += time.process_time() - cpu
                 counted = work_counts(memory)
@@ -137,6 +228,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", choices=("offline", "none"), default="offline")
     parser.add_argument("--conversations", type=int, default=5)
+    parser.add_argument("--passes", type=int, default=1, help="times over the conversations")
+    parser.add_argument(
+        "--snapshot-every", type=int, default=1000, help="0: no read-model snapshots"
+    )
     parser.add_argument("--block-turn-size", type=int, default=12)
     parser.add_argument("--layout", choices=("shared", "per-conversation"), default="shared")
     parser.add_argument("--store", choices=("durable", "memory"), default="durable")
@@ -150,7 +245,7 @@ def main() -> None:
     parser.add_argument("--out", default="bench-results/bench_ingest.json")
     args = parser.parse_args()
 
-    conversations = locomo_conversations(args.conversations)
+    conversations = passes(locomo_conversations(args.conversations), args.passes)
     if args.layout == "shared":
         conversations = [("bench", [t for _, turns in conversations for t in turns])]
     turn_count = sum(len(turns) for _, turns in conversations)
@@ -162,12 +257,24 @@ def main() -> None:
 
     tenth = max(1, len(took) // 10)
     parts = {"all": took, "first 10%": took[:tenth], "last 10%": took[-tenth:]}
+    cpu_parts = {
+        name: statistics.median(values) * 1e6
+        for name, values in {
+            "first 10%": run.cpu_took[:tenth],
+            "last 10%": run.cpu_took[-tenth:],
+        }.items()
+    }
     rows = [
-        {"turns": name, **summary_ms(values), "turns_per_s": len(values) / sum(values)}
+        {
+            "turns": name,
+            **summary_ms(values),
+            "p99_ms": percentile(values, 99) * 1000,
+            "turns_per_s": len(values) / sum(values),
+        }
         for name, values in parts.items()
     ]
     first, last = rows[1], rows[2]
-    ratios = {key: last[key] / first[key] for key in ("p50_ms", "p95_ms", "mean_ms")}
+    ratios = {key: last[key] / first[key] for key in ("p50_ms", "p95_ms", "p99_ms", "mean_ms")}
     by_mode = {
         name: {
             "turns_per_s": turn_count / r.elapsed,
@@ -186,6 +293,8 @@ def main() -> None:
         sizes={
             "turns": turn_count,
             "conversations": args.conversations,
+            "passes": args.passes,
+            "snapshot_every": args.snapshot_every,
             "block_turn_size": args.block_turn_size,
             "models": args.models,
             "layout": args.layout,
@@ -205,17 +314,30 @@ def main() -> None:
         encrypted_over_clear=cost,
         encrypted_over_clear_cpu=cpu_cost,
         peak_rss_mb=peak_rss_mb(),
+        cpu_p50_us=cpu_parts,
+        gc={
+            "collections": len(run.gc_pauses),
+            "total_s": sum(run.gc_pauses),
+            "max_ms": max(run.gc_pauses, default=0.0) * 1000,
+        },
     )
     print(
-        f"{turn_count:,} turns in {elapsed:.1f} s: {turn_count / elapsed:.1f} turns/s "
+        f"{turn_count:,} turns in {elapsed:.1f} s: {turn_count / elapsed:.1f} turns/s, "
+        f"CPU {run.cpu * 1e6 / turn_count:.0f} µs a turn "
         f"(models {args.models}, {args.layout}, {args.store}, batch {args.batch}, "
-        f"encryption {mode}); "
+        f"passes {args.passes}, snapshot_every {args.snapshot_every}, encryption {mode}); "
         f"{statements / turn_count:.1f} SQL statements and {reads / turn_count:.2f} catch-up "
         f"reads per turn; log revision {summary['revision']:,}, {summary['blocks']} blocks, "
         f"{summary['events']} events, {summary['elements']} elements; "
         f"verify {'ok' if verified else 'FAILED'}"
     )
-    print_table(rows, ["turns", "n", "p50_ms", "p95_ms", "mean_ms", "max_ms", "turns_per_s"])
+    print_table(
+        rows, ["turns", "n", "p50_ms", "p95_ms", "p99_ms", "mean_ms", "max_ms", "turns_per_s"]
+    )
+    print(
+        f"CPU per turn, p50: first 10% {cpu_parts['first 10%']:.0f} µs, last 10% "
+        f"{cpu_parts['last 10%']:.0f} µs ({cpu_parts['last 10%'] / cpu_parts['first 10%']:.2f}x)"
+    )
     print(
         "last 10% / first 10%: "
         + ", ".join(f"{key.removesuffix('_ms')} {value:.2f}x" for key, value in ratios.items())
@@ -230,7 +352,12 @@ def main() -> None:
             f"encrypted / clear ingest: wall {cost:.3f}x ({(cost - 1) * 100:+.1f}%), "
             f"CPU {cpu_cost:.3f}x ({(cpu_cost - 1) * 100:+.1f}%)"
         )
-    print(f"median turn {statistics.median(took) * 1000:.2f} ms; wrote {Path(out)}")
+    print(
+        f"median turn {statistics.median(took) * 1000:.3f} ms, p99 {rows[0]['p99_ms']:.3f} ms, "
+        f"max pause {rows[0]['max_ms']:.1f} ms; garbage collector: "
+        f"{len(run.gc_pauses)} collections, {sum(run.gc_pauses) * 1000:.0f} ms in all, "
+        f"longest {max(run.gc_pauses, default=0.0) * 1000:.1f} ms; wrote {Path(out)}"
+    )
 
 
 if __name__ == "__main__":

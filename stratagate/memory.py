@@ -393,17 +393,19 @@ class StrataGate:
         (see ``drain``). A known ``receipt_id`` with the same content is a no-op with an empty
         result; with other content it raises ``ReceiptConflictError``.
         """
-        command = self._turn_command(
-            user,
-            assistant,
-            created_at=created_at,
-            thread_id=thread_id,
-            user_tool_calls=user_tool_calls,
-            assistant_tool_calls=assistant_tool_calls,
-            receipt_id=receipt_id,
-        )
         processing = _processing(defer_processing=defer_processing, wait=wait)
-        return self._send(command.model_copy(update={"processing": processing}))
+        return self._send(
+            self._turn_command(
+                user,
+                assistant,
+                created_at=created_at,
+                thread_id=thread_id,
+                user_tool_calls=user_tool_calls,
+                assistant_tool_calls=assistant_tool_calls,
+                receipt_id=receipt_id,
+                processing=processing,
+            )
+        )
 
     def append_turns(
         self,
@@ -444,6 +446,7 @@ class StrataGate:
         user_tool_calls: Sequence[ToolTrace | Mapping[str, Any]] | None = None,
         assistant_tool_calls: Sequence[ToolTrace | Mapping[str, Any]] | None = None,
         receipt_id: str | None = None,
+        processing: Processing = "wait",
     ) -> AppendTurn:
         """One validated turn, with its message ids and time decided here, once."""
         options = self._options
@@ -472,6 +475,7 @@ class StrataGate:
             receipt_id=receipt_id,
             messages=messages,
             at=at,
+            processing=processing,
         )
 
     def drain(self, timeout: float | None = None) -> None:

@@ -62,11 +62,19 @@ ANSWERED_BY: dict[type[Message[Any]], type[MessageHandler]] = answering(HANDLERS
 """Message type → the handler class that answers it."""
 
 
+_RESOLVED: dict[type[Message[Any]], type[MessageHandler]] = {}
+"""``handler_of`` of each message type seen so far."""
+
+
 def handler_of(message: Message[Any]) -> type[MessageHandler]:
     """The handler class that answers ``message`` (registered for its type or a base of it)."""
-    cls = next((ANSWERED_BY[k] for k in type(message).__mro__ if k in ANSWERED_BY), None)
+    kind = type(message)
+    cls = _RESOLVED.get(kind)
     if cls is None:
-        raise TypeError(f"no handler answers {type(message).__name__}")
+        cls = next((ANSWERED_BY[k] for k in kind.__mro__ if k in ANSWERED_BY), None)
+        if cls is None:
+            raise TypeError(f"no handler answers {kind.__name__}")
+        _RESOLVED[kind] = cls
     return cls
 
 

@@ -50,6 +50,8 @@ class MessageHandler:
     name: ClassVar[str]
     host: ClassVar[str]
     _message_handlers: ClassVar[dict[type[Message[Any]], HandlerFn]] = {}
+    _resolved: ClassVar[dict[type[Message[Any]], HandlerFn]] = {}
+    """``handler_for`` of each message type answered so far."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -59,6 +61,7 @@ class MessageHandler:
                 for message_type in getattr(attr, "_handles_messages", ()):
                     table[message_type] = attr
         cls._message_handlers = table
+        cls._resolved = {}
 
     @classmethod
     def handled(cls) -> frozenset[type[Message[Any]]]:
@@ -73,10 +76,14 @@ class MessageHandler:
         return next((table[k] for k in message_type.__mro__ if k in table), None)
 
     def handle(self, message: Message[R]) -> R:
-        """Answer one message with its registered handler."""
-        handler = self.handler_for(type(message))
+        """Answer one message with its registered handler (looked up once per type)."""
+        kind = type(message)
+        handler = self._resolved.get(kind)
         if handler is None:
-            raise TypeError(f"{type(self).__name__} does not handle {type(message).__name__}")
+            handler = self.handler_for(kind)
+            if handler is None:
+                raise TypeError(f"{type(self).__name__} does not handle {kind.__name__}")
+            self._resolved[kind] = handler
         result: R = handler(self, message)
         return result
 

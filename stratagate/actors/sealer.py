@@ -93,15 +93,18 @@ class Sealer(Role):
     @handles(AppendTurn)
     def append_turn(self, command: AppendTurn) -> TurnAck:
         """Make one turn durable; a known receipt id or command id appends nothing."""
-        return self.append_turns(AppendTurns(turns=[command]))[0]
+        return self._append_turns([command])[0]
 
     @handles(AppendTurns)
     def append_turns(self, command: AppendTurns) -> list[TurnAck]:
         """Make many turns durable in one atomic append (one commit); each turn is decided as
         if appended alone, after the turns before it in the batch (``core.ingest``)."""
+        return self._append_turns(command.turns)
+
+    def _append_turns(self, turns: list[AppendTurn]) -> list[TurnAck]:
         self.refresh()
         blocks = self.state.blocks
-        stored = [convert_all(MessageData, item.messages) for item in command.turns]
+        stored = [convert_all(MessageData, item.messages) for item in turns]
         requests = [
             TurnRequest(
                 receipt_id=item.receipt_id,
@@ -110,7 +113,7 @@ class Sealer(Role):
                 message_ids=tuple(m.id for m in item.messages),
                 digest=turn_digest(item.thread_id, messages),
             )
-            for item, messages in zip(command.turns, stored, strict=True)
+            for item, messages in zip(turns, stored, strict=True)
         ]
         seen = TurnsSoFar(
             receipts=blocks.receipts,
@@ -130,7 +133,7 @@ class Sealer(Role):
                 messages=messages,
                 at=item.at,
             )
-            for item, messages, verdict in zip(command.turns, stored, verdicts, strict=True)
+            for item, messages, verdict in zip(turns, stored, verdicts, strict=True)
             if verdict.new and verdict.turn is not None and verdict.thread_turn is not None
         ]
         if events and blocks.block_turn_size is None:  # a new namespace records its settings

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from stratagate.errors import InvalidInputError
@@ -24,6 +25,8 @@ MAX_DEPTH = 64
 MAX_ID_CHARS = 512
 """The longest id (thread, receipt, event, block …) a caller may give."""
 _CONTAINERS = (list, tuple, set, frozenset)
+_LEAVES = frozenset({type(None), bool, int, float, datetime})
+"""Exact types that hold neither text nor other values."""
 
 
 def check_argument(name: str, value: Any) -> None:
@@ -33,6 +36,8 @@ def check_argument(name: str, value: Any) -> None:
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
+        if type(item) in _LEAVES:  # most values: no text, no children, no ABC check
+            continue
         if isinstance(item, str):
             if not _is_utf8(item):
                 raise InvalidInputError(

@@ -46,11 +46,23 @@ _NAME_KEYS = ("name", "tool", "tool_name", "toolName")
 _RESULT_KEYS = ("result", "output", "error")
 _ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
 
-_SPACE = re.compile(r"\s+")
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
-_SENTENCE = re.compile(r".*?(?:[.!?…]+(?=\s|$)|[。！？]+|\n|$)\s*", re.DOTALL)
-_TRAILING_PUNCTUATION = re.compile(r"[\s.!?…。！？,，、~～;；:：]+$")
+_SENTENCE = re.compile(
+    r"(?:[^.!?…。！？\n]++|[.!?…]++(?!\s|$))*+(?:[.!?…]+(?=\s|$)|[。！？]+|\n|$)\s*", re.DOTALL
+)
+r"""One sentence: up to the first ``.!?…`` run followed by whitespace or the end, a ``。！？`` run,
+a newline or the end, with the whitespace after it. (It matches what the lazy
+``.*?(?:[.!?…]+(?=\s|$)|[。！？]+|\n|$)\s*`` does, without its backtracking at every character:
+``tests/unit/test_layers.py`` holds the two equal.)"""
+WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+"""Every character ``str.isspace`` (and so ``str.split``, and a regex ``\\s``) counts as
+whitespace (``tests/unit/test_layers.py`` checks the list against both)."""
+_TRAILING = WHITESPACE + ".!?…。！？,，、~～;；:："
+"""What is ignored at the end of a sentence judged as a filler: whitespace and punctuation."""
 _CODE_LINE = re.compile(
     r"^\s*(?:def\s+\w+\s*\(|class\s+\w+\s*[(:{]|from\s+[\w.]+\s+import\s|import\s+[\w.]+\s*;?$"
     r"|(?:const|let|var)\s+\w+\s*=|function\b[\w\s]*\(|(?:SELECT|INSERT|UPDATE|DELETE|CREATE)\s)"
@@ -114,7 +126,7 @@ def _without_raw_arguments(value: Any) -> Any:
 
 
 def _bounded(text: str) -> str:
-    text = _SPACE.sub(" ", text).strip()
+    text = " ".join(text.split())
     if len(text) <= SUMMARY_CHARS:
         return text
     return text[: SUMMARY_CHARS - 1].rstrip() + "…"
@@ -212,12 +224,14 @@ def readable_transcript(messages: Iterable[RawMessage | Mapping[str, Any]]) -> s
 
 
 def _normalized(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().casefold()
+    """Whitespace runs as one space, trimmed, case folded (by ``str.split``: a regex is ten
+    times slower, and this runs for every sentence a block seals)."""
+    return " ".join(text.split()).casefold()
 
 
 def _is_filler(sentence: str) -> bool:
     """Whether a sentence is only a filler phrase (trailing punctuation, spacing, case ignored)."""
-    return _normalized(_TRAILING_PUNCTUATION.sub("", sentence)) in _FILLERS
+    return _normalized(sentence.rstrip(_TRAILING)) in _FILLERS
 
 
 def _without_fillers(paragraph: str) -> str:
@@ -297,6 +311,7 @@ __all__ = [
     "RAW_ARGUMENT_KEYS",
     "REPEATED_MARKER",
     "SUMMARY_CHARS",
+    "WHITESPACE",
     "DeterministicLayers",
     "condense_transcript",
     "deterministic_layers",

@@ -29,7 +29,8 @@ _HAS_CJK = re.compile(f"[{_CJK}]")
 
 def estimate_tokens(text: str) -> int:
     """Estimate the model tokens of ``text`` (empty or blank text is 0)."""
-    if _HAS_CJK.search(text) is None:  # the common case: runs are exactly the split() words
+    # the common case (ASCII needs no scan): no CJK, so runs are exactly the split() words
+    if text.isascii() or _HAS_CJK.search(text) is None:
         lengths = Counter(map(len, text.split()))
         return sum(n * ((length + 3) // 4) for length, n in lengths.items())
     total = 0

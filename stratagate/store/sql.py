@@ -8,6 +8,7 @@ the ``EventStore`` protocol of ``stratagate.store.records`` over the tables of
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import itertools
 import os
@@ -189,12 +190,17 @@ class SqlEventStore:
         if not batch:
             return []
         try:
+            if durable and self._writers is not None:  # a SQLite file, writable
+                return self._append_on_driver(
+                    namespace, stream, batch, expected_version, lease, fence
+                )
             with self._transaction(write=True, durable=durable) as conn:
+                run = _Run(conn)
                 return self._append_in(
-                    conn, namespace, stream, batch, expected_version, lease, fence
+                    run, namespace, stream, batch, expected_version, lease, fence
                 )
         except StorageConflictError as conflict:
-            if not isinstance(conflict.__cause__, IntegrityError):
+            if not isinstance(conflict.__cause__, IntegrityError | sqlite3.IntegrityError):
                 raise
             # an event id is taken: a retry of a stored batch, or a real clash
             with self._transaction(write=False) as conn:
@@ -203,9 +209,56 @@ class SqlEventStore:
                 raise
             return replayed(namespace, stream, batch, stored)
 
+    def _append_on_driver(
+        self,
+        namespace: str,
+        stream: str,
+        batch: list[NewEvent],
+        expected_version: int | None,
+        lease: Lease | None,
+        fence: Fence | None,
+    ) -> list[StoredEvent]:
+        """``_append_in`` on a SQLite file, on the pooled driver connection itself: the same
+        statements, ``BEGIN IMMEDIATE`` and a commit at ``synchronous=FULL``, without
+        SQLAlchemy's connection, transaction and result objects around each statement (most
+        of an append's time outside SQLite, measured in ``docs/BENCHMARKS.md``)."""
+        assert self._writers is not None
+        with self._writers.turn():
+            try:
+                raw = self.engine.raw_connection()
+            except SQLAlchemyError as exc:
+                raise StorageError(f"event store {self.url} failed: {_detail(exc)}") from exc
+            driver = raw.driver_connection
+            assert isinstance(driver, sqlite3.Connection)
+            cursor: sqlite3.Cursor | None = None
+            try:
+                cursor = driver.cursor()
+                run = _DriverRun(cursor, self.counters)
+                run.one("BEGIN IMMEDIATE", {})
+                rows = self._append_in(
+                    run, namespace, stream, batch, expected_version, lease, fence
+                )
+                driver.execute("COMMIT")
+                return rows
+            except sqlite3.IntegrityError as exc:
+                raise StorageConflictError(
+                    f"a concurrent write clashed with this one on {self.url}: {exc}"
+                ) from exc
+            except sqlite3.Error as exc:
+                raise StorageError(f"event store {self.url} failed: {exc}") from exc
+            finally:
+                # refused or failed: nothing of it stays (a connection that cannot even roll
+                # back is dropped by the pool, whose reset on return fails too)
+                with contextlib.suppress(sqlite3.Error):
+                    if driver.in_transaction:
+                        driver.execute("ROLLBACK")
+                    if cursor is not None:
+                        cursor.close()
+                raw.close()  # back to the pool
+
     def _append_in(
         self,
-        conn: Connection,
+        run: _Run | _DriverRun,
         namespace: str,
         stream: str,
         batch: list[NewEvent],
@@ -226,29 +279,35 @@ class SqlEventStore:
         # expected-version check and the heads update race-free. SQLite serialises every
         # writer with BEGIN IMMEDIATE instead. (What a reader of the *global* order may
         # assume: docs/OPERATIONS.md.)
-        self._lock_namespace(conn, namespace)
-        head = conn.exec_driver_sql(sql.head, key).first()
+        if sql.namespace_lock is not None:  # PostgreSQL
+            run.one(sql.namespace_lock, key)
+        head = run.one(sql.head, key)
         if lease is not None:
-            self._check_lease(conn, lease)
-        found = conn.exec_driver_sql(sql.state, {**key, "stream": stream}).first()
+            row = run.one(sql.lease_epoch, {"ns": lease.namespace})
+            _check_lease(lease, None if row is None else (row[0], row[1]))
+        found = run.one(sql.state, {**key, "stream": stream})
         assert found is not None
         current = found[0] or 0
         _check_head(namespace, head, found[1], found[2])
         if expected_version is not None and expected_version != current:
-            stored = _stored_by_id(conn, [new.event_id for new in batch])
+            stored = {
+                row[4]: StoredEvent(*row)
+                for ids in _chunks([new.event_id for new in batch])
+                for row in run.all(sql.rows_by_ids(len(ids)), _id_params(ids))
+            }
             if stored:  # the batch was appended before and only its answer was lost
                 return replayed(namespace, stream, batch, stored)
             raise stale_version(namespace, stream, expected_version, current)
         if fence is not None and head is not None and head[0] > fence.position:
-            crossed = conn.exec_driver_sql(
+            crossed = run.one(
                 sql.fence.format(types=", ".join(f"'{t}'" for t in sorted(fence.event_types))),
                 {**key, "after": fence.position},
-            ).first()
+            )
             if crossed is not None:
                 raise fence_crossed(namespace, stream, fence, crossed[0])
         if sql.next_positions is not None:
-            drawn = conn.exec_driver_sql(sql.next_positions, {"n": len(batch)}).scalars().all()
-            positions = sorted(int(value) for value in drawn)
+            drawn = run.all(sql.next_positions, {"n": len(batch)})
+            positions = sorted(int(value) for (value,) in drawn)
         else:
             first = (found[3] or 0) + 1
             positions = list(range(first, first + len(batch)))
@@ -261,23 +320,14 @@ class SqlEventStore:
             recorded_at=format_utc(self._clock()),
             prev_hash=head[1] if head else GENESIS_HASH,
         )
-        conn.exec_driver_sql(sql.insert_events, [_columns(row) for row in rows])
+        run.many(sql.insert_events, [_columns(row) for row in rows])
         last = rows[-1]
         values = {**key, "position": last.global_position, "hash": last.hash}
         if head is None:
-            conn.exec_driver_sql(sql.insert_head, {**values, "count": len(rows)})
+            run.many(sql.insert_head, [{**values, "count": len(rows)}])
         else:
-            conn.exec_driver_sql(sql.update_head, {**values, "count": head[2] + len(rows)})
+            run.many(sql.update_head, [{**values, "count": head[2] + len(rows)}])
         return rows
-
-    def _check_lease(self, conn: Connection, lease: Lease) -> None:
-        row = conn.exec_driver_sql(self._sql.lease_epoch, {"ns": lease.namespace}).first()
-        if row is None or row[0] != lease.epoch or row[1]:
-            now = "no writer" if row is None or row[1] else f"epoch {row[0]}"
-            raise FencedWriterError(
-                f"the write lease of namespace {lease.namespace!r} moved on ({now}; this writer "
-                f"held epoch {lease.epoch}): a newer writer owns it, nothing was appended"
-            )
 
     # -- leases -----------------------------------------------------------------------------
 
@@ -826,6 +876,65 @@ class SqlEventStore:
                 ) from exc
             except SQLAlchemyError as exc:
                 raise StorageError(f"event store {self.url} failed: {_detail(exc)}") from exc
+
+
+class _Run:
+    """The statements of an append on a SQLAlchemy connection (PostgreSQL, a relaxed commit)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def one(self, statement: str, params: dict[str, Any]) -> Sequence[Any] | None:
+        return self.conn.exec_driver_sql(statement, params).first()
+
+    def all(self, statement: str, params: dict[str, Any]) -> Sequence[Sequence[Any]]:
+        return self.conn.exec_driver_sql(statement, params).all()
+
+    def many(self, statement: str, params: list[dict[str, Any]]) -> None:
+        """A write, once per parameter set."""
+        self.conn.exec_driver_sql(statement, params[0] if len(params) == 1 else params)
+
+
+class _DriverRun:
+    """The same on a sqlite3 cursor, counting statements as the engine's listener does."""
+
+    def __init__(self, cursor: sqlite3.Cursor, counters: StoreCounters) -> None:
+        self.cursor = cursor
+        self.counters = counters
+
+    def one(self, statement: str, params: dict[str, Any]) -> Sequence[Any] | None:
+        self.counters.statements += 1
+        found: Sequence[Any] | None = self.cursor.execute(statement, params).fetchone()
+        return found
+
+    def all(self, statement: str, params: dict[str, Any]) -> Sequence[Sequence[Any]]:
+        self.counters.statements += 1
+        return self.cursor.execute(statement, params).fetchall()
+
+    def many(self, statement: str, params: list[dict[str, Any]]) -> None:
+        self.counters.statements += 1
+        if len(params) == 1:
+            self.cursor.execute(statement, params[0])
+        else:
+            self.cursor.executemany(statement, params)
+
+
+def _check_lease(lease: Lease, row: tuple[int, bool] | None) -> None:
+    """The lease's epoch must be the namespace's current one, not released (``row``)."""
+    if row is None or row[0] != lease.epoch or row[1]:
+        now = "no writer" if row is None or row[1] else f"epoch {row[0]}"
+        raise FencedWriterError(
+            f"the write lease of namespace {lease.namespace!r} moved on ({now}; this writer "
+            f"held epoch {lease.epoch}): a newer writer owns it, nothing was appended"
+        )
+
+
+def _chunks(ids: list[str]) -> Iterator[list[str]]:
+    return (ids[start : start + _ID_CHUNK] for start in range(0, len(ids), _ID_CHUNK))
+
+
+def _id_params(ids: list[str]) -> dict[str, Any]:
+    return {f"id{index}": value for index, value in enumerate(ids)}
 
 
 def _check_head(

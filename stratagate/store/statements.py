@@ -3,7 +3,8 @@
 Appends and catch-up reads run these with ``exec_driver_sql``: the text goes to the driver
 as it is (its statement cache does the rest), with no SQLAlchemy expression to build, coerce
 and cache-key per call — which is what an append cost before (about 20 statements a turn, their
-building dominating). Everything else in the store (layout, snapshots, audits) stays in
+building dominating). A durable append to a SQLite file goes further and runs them on the pooled
+``sqlite3`` connection's own cursor (``SqlEventStore._append_on_driver``). Everything else in the store (layout, snapshots, audits) stays in
 SQLAlchemy Core, where clarity is worth more than microseconds.
 """
 
@@ -48,6 +49,15 @@ class Statements:
     next_positions: str | None
     fence: str
     """The first event of a fence's types past its position (``{types}``: quoted names)."""
+    by_ids: str
+    """Rows whose event id is one of ``{ids}`` (parameters ``id0``, ``id1`` …)."""
+    placeholder: str
+    """A parameter named ``{name}`` in this dialect."""
+
+    def rows_by_ids(self, count: int) -> str:
+        """``by_ids`` for ``count`` ids."""
+        names = (self.placeholder.format(name=f"id{index}") for index in range(count))
+        return self.by_ids.format(ids=", ".join(names))
 
 
 def statements(dialect: str) -> Statements:
@@ -117,6 +127,8 @@ def _build(
             f"SELECT event_type FROM {events} WHERE namespace = {param('ns')} "
             f"AND global_position > {param('after')} AND event_type IN ({{types}}) LIMIT 1"
         ),
+        by_ids=f"SELECT {columns} FROM {events} WHERE event_id IN ({{ids}})",
+        placeholder=param("{name}"),
     )
 
 

@@ -81,7 +81,20 @@ def solo(store: SqlEventStore, args: argparse.Namespace) -> dict[str, int]:
 
 def big(store: SqlEventStore, args: argparse.Namespace) -> dict[str, int]:
     batch = [tick(f"big-{i}", i=i, text="x" * 100) for i in range(args.count)]
-    if args.kill_at == "insert":
+    if store.engine.dialect.name == "sqlite":  # appends run on the driver's own cursor
+
+        @event.listens_for(store.engine, "checkout")
+        def _trace(dbapi_connection: Any, *_: Any) -> None:
+            dbapi_connection.set_trace_callback(_statement)
+
+        def _statement(statement: str) -> None:
+            if args.kill_at == "insert" and statement.startswith("INSERT INTO stratagate_events"):
+                say("started")
+            elif args.kill_at == "commit" and statement == "COMMIT":
+                say("started")
+                time.sleep(120)
+
+    elif args.kill_at == "insert":
 
         @event.listens_for(store.engine, "before_cursor_execute")
         def _started(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -10,7 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stratagate.core.layers import (
+    _SENTENCE,
+    FILLER_PHRASES,
     REPEATED_MARKER,
+    WHITESPACE,
+    _is_filler,
+    _normalized,
     condense_transcript,
     deterministic_layers,
     readable_transcript,
@@ -355,3 +362,50 @@ def _is_subsequence(small: str, big: str) -> bool:
 def test_l3_only_deletes_from_l4(messages: list[dict[str, object]]) -> None:
     condensed = _letters(condense_transcript(messages).replace(REPEATED_MARKER, ""))
     assert _is_subsequence(condensed, _letters(readable_transcript(messages)))
+
+
+# The regex forms the filler rule was first written with: the oracle of the faster str forms.
+_REGEX_SPACE = re.compile(r"\s+")
+_REGEX_TRAILING = re.compile(r"[\s.!?…。！？,，、~～;；:：]+$")
+_LAZY_SENTENCE = re.compile(r".*?(?:[.!?…]+(?=\s|$)|[。！？]+|\n|$)\s*", re.DOTALL)
+
+
+def test_the_whitespace_list_is_every_character_split_and_regex_treat_as_space() -> None:
+    every = (chr(point) for point in range(sys.maxunicode + 1))
+    spaces = [c for c in every if c.isspace()]
+    assert list(WHITESPACE) == spaces
+    assert all(_REGEX_SPACE.fullmatch(c) for c in spaces)
+    assert _REGEX_SPACE.sub("", "".join(map(chr, range(0x3100)))) == "".join(
+        c for c in map(chr, range(0x3100)) if not c.isspace()
+    )
+
+
+_SENTENCE_TEXT = st.text(
+    alphabet=st.sampled_from(
+        [
+            *"okayThanks hiGOT it好的嗯.!?…。！？,，、~～;；:：\n\t\r",
+            "\x85",
+            "\xa0",
+            "\u3000",
+            "\u2028",
+            "ß",
+        ]
+    ),
+    max_size=30,
+)
+
+
+@given(
+    st.one_of(_SENTENCE_TEXT, st.sampled_from(FILLER_PHRASES).map(lambda p: f" {p.upper()} !!\n"))
+)
+@settings(max_examples=400)
+def test_filler_rule_equals_its_regex_form(sentence: str) -> None:
+    by_regex = _REGEX_SPACE.sub(" ", _REGEX_TRAILING.sub("", sentence)).strip().casefold()
+    assert _is_filler(sentence) == (by_regex in FILLER_PHRASES)
+    assert _normalized(sentence) == _REGEX_SPACE.sub(" ", sentence).strip().casefold()
+
+
+@given(st.text(alphabet=st.sampled_from([*"ab .!?…。！？\n\t\r\x85\u3000"]), max_size=24))
+@settings(max_examples=1000)
+def test_sentences_split_as_the_lazy_regex_does(text: str) -> None:
+    assert _SENTENCE.findall(text) == _LAZY_SENTENCE.findall(text)

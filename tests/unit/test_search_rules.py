@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 
 from hypothesis import given, settings
@@ -9,7 +11,12 @@ from hypothesis import strategies as st
 
 from projections.inverted import InvertedIndex
 from stratagate.core.ranking import bm25_rank
-from stratagate.core.search_text import query_tokens, search_tokens, weighted_tokens
+from stratagate.core.search_text import (
+    normalize_search_text,
+    query_tokens,
+    search_tokens,
+    weighted_tokens,
+)
 
 LATIN = ["pottery", "class", "classes", "painted", "painting", "camp", "camping", "the", "a", "is"]
 HAN = ["我们", "今天", "北京", "吃饭", "学习", "画画", "露营", "猫", "的"]
@@ -124,3 +131,15 @@ def test_an_event_search_snapshot_from_before_replies_were_indexed_restores() ->
     older = EventSearchIndex().snapshot()
     del older["raw_next"]  # event_search v1 snapshots were written without it
     assert EventSearchIndex.restore(older).snapshot() == EventSearchIndex().snapshot()
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from([*"aB ß\t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\u200b字ﬁ①"]),
+        max_size=40,
+    )
+)
+@settings(max_examples=300)
+def test_normalized_search_text_equals_its_regex_form(text: str) -> None:
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    assert normalize_search_text(text) == re.sub(r"\s+", " ", folded).strip()
