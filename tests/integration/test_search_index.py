@@ -94,6 +94,30 @@ def test_raw_search_favours_the_named_speakers_matches(memory: StrataGate) -> No
     )
 
 
+def test_a_category_word_reaches_the_named_speakers_member_word(memory: StrataGate) -> None:
+    memory.append_turn(
+        {"content": "How was your week?", "name": "Caroline"},
+        {"content": "I'm off to go swimming with the kids this afternoon", "name": "Melanie"},
+        thread_id="a",
+    )
+    memory.append_turn(
+        {"content": "Have a great time!", "name": "Caroline"},
+        {"content": "Thanks, see you soon", "name": "Melanie"},
+        thread_id="a",
+    )
+    memory.append_turn(
+        {"content": "Swimming lessons sound fun, but not for me", "name": "Caroline"},
+        {"content": "ok", "name": "Jon"},
+        thread_id="b",
+    )
+    hits = memory.search_raw_memory("What activities does Melanie partake in?", limit=3)
+    assert hits[0].message.content == "I'm off to go swimming with the kids this afternoon"
+    assert [hit.message.name for hit in hits] == ["Melanie", "Melanie"]  # not Caroline's swim
+    hers = memory.search_raw_memory("Which activities did Caroline try?", limit=3)
+    assert hers[0].message.content == "Swimming lessons sound fun, but not for me"
+    assert {hit.message.name for hit in hers} == {"Caroline"}  # Melanie's swimming: not hers
+
+
 def test_a_message_without_text_is_never_a_raw_hit(memory: StrataGate) -> None:
     memory.append_turn("", "We went to the pottery class")
     memory.append_turn("Pottery again?", "")
