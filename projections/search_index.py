@@ -576,14 +576,14 @@ class SearchIndex(ReadModel):
         the candidates, each scored by its BM25 share of the best match. The reply to a
         candidate that asks something (has a ``?``; the answer sits in the reply) gains
         ``RAW_REPLY_SHARE`` of the candidate's share. Messages spoken by a speaker the query
-        names have their score multiplied by ``RAW_SPEAKER_BOOST``. Then the structure bridge:
+        names have their score multiplied by ``RAW_SPEAKER_BOOST``. Then the category rule: a
+        query with a category word ("activities", "pets") adds ``RAW_CATEGORY_SHARE`` times each
+        message's share of the best match for the category's members (``_category_matches``).
+        Then the structure bridge:
         each message cited by an event that one of the ``RAW_BRIDGE_HITS`` best state or
         relation facts cites gains ``RAW_FACT_BRIDGE`` (so a question worded like a fact key,
         "package manager", reaches the message that said "pnpm"); with ``RAW_EVENT_BRIDGE``
-        set, so does each message the best event cards cite. Last the category rule: a query
-        with a category word ("activities", "pets") adds ``RAW_CATEGORY_SHARE`` times each
-        message's share of the best match for the category's members (``_category_matches``).
-        "package manager", reaches the message that said "pnpm").
+        set, so does each message the best event cards cite.
         """
         tokens = query_tokens(query)
         if not tokens:
