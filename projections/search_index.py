@@ -41,7 +41,7 @@ from projections.cards import EventsModel, erased_card_ids, touched_event_ids
 from projections.element_facts import ElementRecord, ElementsModel
 from projections.inverted import InvertedIndex
 from projections.read_model import ReadModel, handles
-from stratagate.core.category_words import category_members
+from stratagate.core.category_words import category_members, named_element_types
 from stratagate.core.facts import normalize_name
 from stratagate.core.filters import ElementFilters, EventFilters, RawFilters, TemporalIntent
 from stratagate.core.ranking import rrf_rank
@@ -624,10 +624,14 @@ class SearchIndex(ReadModel):
         depth: int,
     ) -> list[tuple[str, float]]:
         """The ``depth`` best matches of the members of the query's category words
-        (``category_members``: "activities" → swimming, painting, ...), each with its BM25 share
+        (``category_members``: "activities" → swimming, painting, ...; a word naming an element
+        type, "cities", makes that type's element names members), each with its BM25 share
         of the best such match; only the named speakers' own messages when the query names a
         speaker (what a person does is in their own turns). Empty without a category word."""
         members = category_members(tokens)
+        types = named_element_types(tokens)
+        if types:
+            members = list(dict.fromkeys([*members, *self._element_name_tokens(types, tokens)]))
         if not members:
             return []
         only = keep
@@ -635,6 +639,16 @@ class SearchIndex(ReadModel):
             only = named.__contains__ if keep is None else lambda d: d in named and keep(d)
         found, _ = self.raw.ranked(members, only, depth)
         return [(doc_id, value / found[0][1]) for doc_id, value in found]
+
+    def _element_name_tokens(self, types: Sequence[str], tokens: Sequence[str]) -> list[str]:
+        """The search tokens of the names and aliases of the elements of ``types`` ("cities" →
+        place elements → "paris", "rome"), minus the query's own tokens."""
+        assert self._elements_model is not None
+        elements = self._elements_model.elements
+        own = set(tokens)
+        ids = sorted(set().union(*(self.element_types.get(t, set()) for t in types)))
+        names = [name for element_id in ids for name in elements[element_id].names()]
+        return [token for name in names for token in search_tokens(name) if token not in own]
 
     def _thread_filter(self, thread_id: str | None) -> Callable[[str], bool] | None:
         if thread_id is None:

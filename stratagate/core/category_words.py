@@ -4,7 +4,9 @@ general words ("What activities does Melanie partake in?") reach turns that only
 
 Written by hand from general knowledge of everyday conversation topics, not from any
 evaluation question; docs/EVALUATION.md (round 5) says how it was measured. Keys and members
-are matched as search tokens (stemmed), so ``hobbies`` and ``hobby`` are one key.
+are matched as search tokens (stemmed), so ``hobbies`` and ``hobby`` are one key. Words that
+name an element type ("cities" → place) make the names of that type's elements members too
+(the search index knows them: "Paris", "Rome").
 """
 
 from __future__ import annotations
@@ -76,6 +78,26 @@ MEMBERS: Mapping[str, tuple[str, ...]] = _members_by_key(_CATEGORIES)
 """Stemmed category word → stemmed member words."""
 
 
+_TYPE_WORDS: Mapping[str, str] = {
+    "place": "place places city cities country countries state states location locations",
+    "organization": "company companies organization organizations",
+}
+"""Element types → the words that name them in a question ("Which cities has Jon visited?")."""
+
+TYPE_WORDS: Mapping[str, frozenset[str]] = {
+    element_type: frozenset(stem(word) for word in words.split())
+    for element_type, words in _TYPE_WORDS.items()
+}
+"""Element type → the stems of the words that name it."""
+
+
+def named_element_types(tokens: Iterable[str]) -> list[str]:
+    """The element types a word among ``tokens`` (search tokens of a query) names, in
+    ``TYPE_WORDS`` order: their elements' names are members of the question's category."""
+    query = set(tokens)
+    return [element_type for element_type, words in TYPE_WORDS.items() if words & query]
+
+
 def category_members(tokens: Iterable[str]) -> list[str]:
     """The member stems of the category words among ``tokens`` (search tokens of a query), in
     order and once each, without the tokens themselves: empty when no token is a category."""
@@ -90,4 +112,4 @@ def category_members(tokens: Iterable[str]) -> list[str]:
     return found
 
 
-__all__ = ["MEMBERS", "category_members"]
+__all__ = ["MEMBERS", "TYPE_WORDS", "category_members", "named_element_types"]

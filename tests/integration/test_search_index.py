@@ -118,6 +118,21 @@ def test_a_category_word_reaches_the_named_speakers_member_word(memory: StrataGa
     assert {hit.message.name for hit in hers} == {"Caroline"}  # Melanie's swimming: not hers
 
 
+def test_a_word_naming_an_element_type_reaches_the_turns_naming_its_elements() -> None:
+    with _offline_memory() as memory:
+        for gina, jon in [
+            ("How was your trip, Jon?", "Great! I just got back from Paris with my sister."),
+            ("Lovely. Any plans now?", "Next month I fly to Rome for a dance festival."),
+            ("Wow, enjoy it", "Thanks, I will"),
+            ("Bye", "Bye"),
+        ]:
+            memory.append_turn({"content": gina, "name": "Gina"}, {"content": jon, "name": "Jon"})
+        assert {e.name for e in memory.list_elements() if e.type == "place"} == {"Paris", "Rome"}
+        hits = memory.search_raw_memory("Which cities has Jon visited?", limit=3)
+        contents = [hit.message.content for hit in hits]
+        assert "Next month I fly to Rome for a dance festival." in contents  # "cities" → Rome
+
+
 def test_a_message_without_text_is_never_a_raw_hit(memory: StrataGate) -> None:
     memory.append_turn("", "We went to the pottery class")
     memory.append_turn("Pottery again?", "")

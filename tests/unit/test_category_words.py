@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stratagate.core.category_words import category_members
+from stratagate.core.category_words import category_members, named_element_types
 from stratagate.core.search_text import query_tokens
 
 
@@ -21,3 +21,8 @@ def test_members_already_in_the_query_are_not_repeated() -> None:
     members = category_members(tokens)
     assert "dog" not in members and "cat" not in members
     assert "turtl" in members
+
+
+def test_a_word_naming_an_element_type_names_the_type() -> None:
+    assert named_element_types(query_tokens("Which cities has Jon visited?")) == ["place"]
+    assert named_element_types(query_tokens("What activities does Jon like?")) == []
