@@ -7,8 +7,10 @@ name 5, aliases 4, type 2, key 4, value 5. A raw message document is its own tex
 ``RAW_SELF_WEIGHT``) with its speaker and its neighbouring messages as context (weight 1). Raw
 search blends (see ``SearchIndex.search_raw``) the BM25 share of the best match with the
 reply rule (the reply to a matching question gains a share of its score), the speaker rule (a speaker
-the query names multiplies the scores of their messages) and bridges from the best event cards
-and element facts to the messages they cite; raw hit scores are these blended scores. A
+the query names multiplies the scores of their messages), bridges from the best event cards
+and element facts to the messages they cite, and the category rule (a query's category word,
+"activities", lends a bonus to the named speaker's messages that name a member, "swimming";
+``stratagate.core.category_words``); raw hit scores are these blended scores. A
 message with no text of its own (an empty side of a turn) is not indexed: as a hit it would
 only repeat its neighbours.
 
@@ -39,6 +41,7 @@ from projections.cards import EventsModel, erased_card_ids, touched_event_ids
 from projections.element_facts import ElementRecord, ElementsModel
 from projections.inverted import InvertedIndex
 from projections.read_model import ReadModel, handles
+from stratagate.core.category_words import category_members, named_element_types
 from stratagate.core.facts import normalize_name
 from stratagate.core.filters import ElementFilters, EventFilters, RawFilters, TemporalIntent
 from stratagate.core.ranking import rrf_rank
@@ -92,6 +95,9 @@ RAW_SPEAKER_BOOST = 1.5
 RAW_REPLY_SHARE = 0.4
 """Raw search: the share of a candidate's score its reply gains, when the candidate asks
 something (has a ``?``): the answer to a question sits in the reply."""
+RAW_CATEGORY_SHARE = 0.5
+"""Raw search: the bonus (in shares of the best BM25 match) of a message matching the members
+of the query's category words, scaled by its share of the best such match."""
 RAW_BRIDGE_HITS = 5
 """Raw search: how many event and fact hits lend their source messages a bonus."""
 RAW_EVENT_BRIDGE = 0.0
@@ -570,12 +576,14 @@ class SearchIndex(ReadModel):
         the candidates, each scored by its BM25 share of the best match. The reply to a
         candidate that asks something (has a ``?``; the answer sits in the reply) gains
         ``RAW_REPLY_SHARE`` of the candidate's share. Messages spoken by a speaker the query
-        names have their score multiplied by ``RAW_SPEAKER_BOOST``. Then the structure bridge:
+        names have their score multiplied by ``RAW_SPEAKER_BOOST``. Then the category rule: a
+        query with a category word ("activities", "pets") adds ``RAW_CATEGORY_SHARE`` times each
+        message's share of the best match for the category's members (``_category_matches``).
+        Then the structure bridge:
         each message cited by an event that one of the ``RAW_BRIDGE_HITS`` best state or
         relation facts cites gains ``RAW_FACT_BRIDGE`` (so a question worded like a fact key,
         "package manager", reaches the message that said "pnpm"); with ``RAW_EVENT_BRIDGE``
         set, so does each message the best event cards cite.
-        "package manager", reaches the message that said "pnpm").
         """
         tokens = query_tokens(query)
         if not tokens:
@@ -594,16 +602,53 @@ class SearchIndex(ReadModel):
                 own = score.get(reply, lexical(reply) / top)
                 score[reply] = own + RAW_REPLY_SHARE * value / top
         speakers = self._names_in(query, self.speakers)
+        named: set[str] = set()
         if speakers:
             named = set().union(*(self.speakers[name] for name in speakers))
             for doc_id in score.keys() & named:
                 score[doc_id] *= RAW_SPEAKER_BOOST
+        for doc_id, share in self._category_matches(tokens, named, keep, fusion_depth(limit)):
+            score[doc_id] = score.get(doc_id, lexical(doc_id) / top) + RAW_CATEGORY_SHARE * share
         for bridge, bonus in self._bridges(query):
             for doc_id in bridge:
                 if doc_id in raw and (keep is None or keep(doc_id)):
                     score[doc_id] = score.get(doc_id, lexical(doc_id) / top) + bonus
         ranked = heapq.nsmallest(limit, score.items(), key=lambda item: (-item[1], item[0]))
         return [(doc_id, value) for doc_id, value in ranked]
+
+    def _category_matches(
+        self,
+        tokens: Sequence[str],
+        named: set[str],
+        keep: Callable[[str], bool] | None,
+        depth: int,
+    ) -> list[tuple[str, float]]:
+        """The ``depth`` best matches of the members of the query's category words
+        (``category_members``: "activities" → swimming, painting, ...; a word naming an element
+        type, "cities", makes that type's element names members), each with its BM25 share
+        of the best such match; only the named speakers' own messages when the query names a
+        speaker (what a person does is in their own turns). Empty without a category word."""
+        members = category_members(tokens)
+        types = named_element_types(tokens)
+        if types:
+            members = list(dict.fromkeys([*members, *self._element_name_tokens(types, tokens)]))
+        if not members:
+            return []
+        only = keep
+        if named:
+            only = named.__contains__ if keep is None else lambda d: d in named and keep(d)
+        found, _ = self.raw.ranked(members, only, depth)
+        return [(doc_id, value / found[0][1]) for doc_id, value in found]
+
+    def _element_name_tokens(self, types: Sequence[str], tokens: Sequence[str]) -> list[str]:
+        """The search tokens of the names and aliases of the elements of ``types`` ("cities" →
+        place elements → "paris", "rome"), minus the query's own tokens."""
+        assert self._elements_model is not None
+        elements = self._elements_model.elements
+        own = set(tokens)
+        ids = sorted(set().union(*(self.element_types.get(t, set()) for t in types)))
+        names = [name for element_id in ids for name in elements[element_id].names()]
+        return [token for name in names for token in search_tokens(name) if token not in own]
 
     def _thread_filter(self, thread_id: str | None) -> Callable[[str], bool] | None:
         if thread_id is None:
@@ -806,6 +851,7 @@ __all__ = [
     "EVENT_FIELD_WEIGHTS",
     "FACT_FIELD_WEIGHTS",
     "RAW_BRIDGE_HITS",
+    "RAW_CATEGORY_SHARE",
     "RAW_EVENT_BRIDGE",
     "RAW_FACT_BRIDGE",
     "RAW_REPLY_SHARE",

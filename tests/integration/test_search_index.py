@@ -94,6 +94,45 @@ def test_raw_search_favours_the_named_speakers_matches(memory: StrataGate) -> No
     )
 
 
+def test_a_category_word_reaches_the_named_speakers_member_word(memory: StrataGate) -> None:
+    memory.append_turn(
+        {"content": "How was your week?", "name": "Caroline"},
+        {"content": "I'm off to go swimming with the kids this afternoon", "name": "Melanie"},
+        thread_id="a",
+    )
+    memory.append_turn(
+        {"content": "Have a great time!", "name": "Caroline"},
+        {"content": "Thanks, see you soon", "name": "Melanie"},
+        thread_id="a",
+    )
+    memory.append_turn(
+        {"content": "Swimming lessons sound fun, but not for me", "name": "Caroline"},
+        {"content": "ok", "name": "Jon"},
+        thread_id="b",
+    )
+    hits = memory.search_raw_memory("What activities does Melanie partake in?", limit=3)
+    assert hits[0].message.content == "I'm off to go swimming with the kids this afternoon"
+    assert [hit.message.name for hit in hits] == ["Melanie", "Melanie"]  # not Caroline's swim
+    hers = memory.search_raw_memory("Which activities did Caroline try?", limit=3)
+    assert hers[0].message.content == "Swimming lessons sound fun, but not for me"
+    assert {hit.message.name for hit in hers} == {"Caroline"}  # Melanie's swimming: not hers
+
+
+def test_a_word_naming_an_element_type_reaches_the_turns_naming_its_elements() -> None:
+    with _offline_memory() as memory:
+        for gina, jon in [
+            ("How was your trip, Jon?", "Great! I just got back from Paris with my sister."),
+            ("Lovely. Any plans now?", "Next month I fly to Rome for a dance festival."),
+            ("Wow, enjoy it", "Thanks, I will"),
+            ("Bye", "Bye"),
+        ]:
+            memory.append_turn({"content": gina, "name": "Gina"}, {"content": jon, "name": "Jon"})
+        assert {e.name for e in memory.list_elements() if e.type == "place"} == {"Paris", "Rome"}
+        hits = memory.search_raw_memory("Which cities has Jon visited?", limit=3)
+        contents = [hit.message.content for hit in hits]
+        assert "Next month I fly to Rome for a dance festival." in contents  # "cities" → Rome
+
+
 def test_a_message_without_text_is_never_a_raw_hit(memory: StrataGate) -> None:
     memory.append_turn("", "We went to the pottery class")
     memory.append_turn("Pottery again?", "")
