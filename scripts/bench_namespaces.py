@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from bench_ingest import locomo_turns
-from benchkit import fresh_database, local_ray, print_table, tree_rss_mb, write_report
+from benchkit import fresh_database, local_ray, print_table, sampling, tree_rss_mb, write_report
 from sqlalchemy import text
 
 from stratagate import StrataGate
@@ -49,24 +49,16 @@ from stratagate.store.sql import open_event_store
 def memory_sampler(every: float = 1.0) -> Iterator[dict[str, Any]]:
     """Samples the process tree's resident memory until the block ends: peak MiB and processes."""
     peak: dict[str, Any] = {"rss_mb": 0.0, "processes": 0, "series": []}
-    stop = threading.Event()
     start = time.perf_counter()
 
-    def sample() -> None:
-        while not stop.is_set():
-            total, processes = tree_rss_mb()
-            peak["rss_mb"] = max(peak["rss_mb"], total)
-            peak["processes"] = max(peak["processes"], processes)
-            peak["series"].append((round(time.perf_counter() - start, 1), round(total), processes))
-            stop.wait(every)
+    def look() -> None:
+        total, processes = tree_rss_mb()
+        peak["rss_mb"] = max(peak["rss_mb"], total)
+        peak["processes"] = max(peak["processes"], processes)
+        peak["series"].append((round(time.perf_counter() - start, 1), round(total), processes))
 
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    try:
+    with sampling(look, every):
         yield peak
-    finally:
-        stop.set()
-        thread.join()
 
 
 def mean_by_tenth(series: list[tuple[float, int, int]]) -> list[int]:

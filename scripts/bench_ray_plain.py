@@ -23,7 +23,6 @@ import argparse
 import os
 import statistics
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +30,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from bench_ingest import locomo_turns
-from benchkit import descendants, fresh_database, local_ray, print_table, rss_mb, write_report
+from benchkit import (
+    descendants,
+    fresh_database,
+    local_ray,
+    print_table,
+    rss_mb,
+    sampling,
+    write_report,
+)
 from sqlalchemy import text
 
 from stratagate import StrataGate
@@ -80,41 +87,27 @@ def tree_sampler(every: float = 0.5) -> Iterator[dict[str, Any]]:
     names: dict[int, str] = {}
     seen: dict[str, Any] = {"rss_mb": 0.0, "processes": 0}
 
-    def look(initial: bool) -> None:
+    def look() -> None:
         pids = [root, *descendants(root)]
+        initial = not first  # the first look: what the tree had spent before the block
         for pid in pids:
             used = cpu_seconds(pid)
             if used is None:
                 continue
-            if initial:
-                first[pid] = used
-            first.setdefault(pid, 0.0)
+            first.setdefault(pid, used if initial else 0.0)
             last[pid] = used
             names[pid] = process_name(pid)
         seen["rss_mb"] = max(seen["rss_mb"], sum(rss_mb(pid) for pid in pids))
         seen["processes"] = max(seen["processes"], len(pids))
 
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.wait(every):
-            look(initial=False)
-
-    look(initial=True)
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    try:
+    with sampling(look, every):
         yield seen
-    finally:
-        stop.set()
-        thread.join()
-        look(initial=False)
-        seen["cpu_s"] = sum(last[pid] - first[pid] for pid in last)
-        seen["cpu_processes"] = len(last)
-        by_name: dict[str, float] = {}
-        for pid, used in last.items():
-            by_name[names[pid]] = by_name.get(names[pid], 0.0) + used - first[pid]
-        seen["cpu_s_by_process"] = {k: round(v, 2) for k, v in sorted(by_name.items())}
+    seen["cpu_s"] = sum(last[pid] - first[pid] for pid in last)
+    seen["cpu_processes"] = len(last)
+    by_name: dict[str, float] = {}
+    for pid, used in last.items():
+        by_name[names[pid]] = by_name.get(names[pid], 0.0) + used - first[pid]
+    seen["cpu_s_by_process"] = {k: round(v, 2) for k, v in sorted(by_name.items())}
 
 
 def work_done(database: str) -> dict[str, int]:

@@ -11,8 +11,9 @@ import os
 import platform
 import statistics
 import tempfile
+import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,6 +96,27 @@ def tree_rss_mb(root: int | None = None) -> tuple[float, int]:
     root = os.getpid() if root is None else root
     pids = [root, *descendants(root)]
     return sum(rss_mb(pid) for pid in pids), len(pids)
+
+
+@contextmanager
+def sampling(look: Callable[[], None], every: float) -> Iterator[None]:
+    """Calls ``look`` now, every ``every`` seconds on a thread of its own while the block runs,
+    and once more after it ends."""
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(every):
+            look()
+
+    look()
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        look()
 
 
 @contextmanager
