@@ -134,6 +134,25 @@ class InvertedIndex:
         ids = self._ids
         return {ids[number]: score for number, score in self._scores(query_tokens, k1, b).items()}
 
+    def matched_terms(
+        self, query_tokens: Iterable[str], within: Callable[[str], bool]
+    ) -> dict[str, int]:
+        """How many distinct query tokens each document ``within`` accepts holds (documents
+        holding none are left out): what share of a question a document speaks to."""
+        ids = self._ids
+        found: dict[int, int] = {}
+        get = found.get
+        for term in dict.fromkeys(query_tokens):
+            posting = self.postings.get(term)
+            if not posting:
+                continue
+            for number in posting[0]:
+                count = get(number)
+                if count is None:  # asked once per document; -1 marks a rejected one
+                    count = 0 if within(ids[number]) else -1
+                found[number] = count + 1 if count >= 0 else count
+        return {ids[number]: count for number, count in found.items() if count > 0}
+
     def top(
         self, query_tokens: Iterable[str], limit: int | None = None, *, newest_first: bool = False
     ) -> list[tuple[str, float]]:

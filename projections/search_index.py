@@ -10,7 +10,11 @@ reply rule (the reply to a matching question gains a share of its score), the sp
 the query names multiplies the scores of their messages), bridges from the best event cards
 and element facts to the messages they cite, and the category rule (a query's category word,
 "activities", lends a bonus to the named speaker's messages that name a member, "swimming";
-``stratagate.core.category_words``); raw hit scores are these blended scores. A
+``stratagate.core.category_words``); for a hypothetical question ("Would Caroline be
+considered religious?") the named speaker's self-describing messages ("I'm ...", "my ...")
+gain in proportion to the question's words they hold; last, a message that mostly asks is
+scaled down, a named speaker's message that reports what they did scaled up, and one that
+speaks of the listener rather than the speaker scaled down (``stratagate.core.question_forms``). Raw hit scores are these blended scores. A
 message with no text of its own (an empty side of a turn) is not indexed: as a hit it would
 only repeat its neighbours.
 
@@ -44,6 +48,13 @@ from projections.read_model import ReadModel, handles
 from stratagate.core.category_words import category_members, named_element_types
 from stratagate.core.facts import normalize_name
 from stratagate.core.filters import ElementFilters, EventFilters, RawFilters, TemporalIntent
+from stratagate.core.question_forms import (
+    asking_share,
+    is_about_listener,
+    is_hypothetical_question,
+    is_report,
+    is_self_description,
+)
 from stratagate.core.ranking import rrf_rank
 from stratagate.core.search_text import (
     normalize_search_text,
@@ -92,6 +103,21 @@ BRIDGE_VALUE_WORDS = 4
 """Event search: how many fact hits lend the events they cite a ranking of their own."""
 RAW_SPEAKER_BOOST = 1.5
 """Raw search: the factor on the score of a message spoken by a speaker the query names."""
+RAW_ASKING_FACTOR = 0.6
+"""Raw search: the factor on the final score of a message that mostly asks (more than
+``ASKING_SHARE`` of its words in questions, ``asking_share``): it says little about its
+speaker, matches through the words it asks about, and its answer is the reply (which the
+reply rule lifts)."""
+ASKING_SHARE = 0.5
+"""The share of its words in questions above which a message counts as mostly asking."""
+RAW_REPORT_BOOST = 1.2
+"""Raw search: the factor on the final score of a named speaker's message that reports
+something they did ("I went ...", "last week", "just joined"; ``is_report``): what a person
+did is told in such turns, not in the reactions around them."""
+RAW_LISTENER_FACTOR = 0.9
+"""Raw search: the factor on the final score of a named speaker's message (not a report) that
+speaks of the listener more than of the speaker ("your recipe looks great, you must ...";
+``is_about_listener``): it is about the other person's things."""
 RAW_REPLY_SHARE = 0.4
 """Raw search: the share of a candidate's score its reply gains, when the candidate asks
 something (has a ``?``): the answer to a question sits in the reply."""
@@ -169,10 +195,11 @@ class SearchIndex(ReadModel):
     """Three inverted indexes and the structured lookups beside them."""
 
     name = "search"
-    version = 6
+    version = 7
     """2: stemmed terms and a speakers table; 3: element name and type tables; 4: compact
     postings; 5: renamed elements' facts re-indexed in plan order, not hash order; 6: each
-    message's reply (older snapshots are ignored and replayed)."""
+    message's reply; 7: the self-describing, mostly asking, reporting and listener-directed
+    messages (older snapshots are ignored and replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
@@ -187,6 +214,16 @@ class SearchIndex(ReadModel):
         self._raw_next: dict[str, str] = {}
         """Indexed message that asks something (has a ``?``) → the next indexed message of its
         thread (the reply)."""
+        self._self_described: set[str] = set()
+        """Indexed messages in which the speaker describes themselves ("I'm ...", "I love ...",
+        "my ..."; ``is_self_description``): the evidence of a hypothetical question."""
+        self._asking: set[str] = set()
+        """Indexed messages that mostly ask (``asking_share`` above ``ASKING_SHARE``)."""
+        self._reporting: set[str] = set()
+        self._listener: set[str] = set()
+        """Indexed messages that speak of the listener more than of the speaker
+        (``is_about_listener``)."""
+        """Indexed messages that report something their speaker did (``is_report``)."""
         self.event_types: dict[str, set[str]] = {}
         self.intervals: dict[str, tuple[datetime, datetime]] = {}
         self.element_names: dict[str, set[str]] = {}
@@ -329,6 +366,14 @@ class SearchIndex(ReadModel):
                 before = counts[i - 1] if i > 0 else nothing
                 after = counts[i + 1] if i + 1 < len(messages) else nothing
                 self._raw.add_counts(message_id, weighted_counts(counts[i], speaker, before, after))
+                if is_self_description(text):
+                    self._self_described.add(message_id)
+                if asking_share(text) > ASKING_SHARE:
+                    self._asking.add(message_id)
+                if is_report(text):
+                    self._reporting.add(message_id)
+                if is_about_listener(text):
+                    self._listener.add(message_id)
                 if last is not None:
                     self._raw_next[last] = message_id
                 last = message_id if "?" in text else None
@@ -583,7 +628,13 @@ class SearchIndex(ReadModel):
         each message cited by an event that one of the ``RAW_BRIDGE_HITS`` best state or
         relation facts cites gains ``RAW_FACT_BRIDGE`` (so a question worded like a fact key,
         "package manager", reaches the message that said "pnpm"); with ``RAW_EVENT_BRIDGE``
-        set, so does each message the best event cards cite.
+        set, so does each message the best event cards cite. For a hypothetical question that
+        names a speaker, the speaker's self-describing messages holding a question word are
+        multiplied by 1 + the share of the question's words they hold
+        (``_self_description_factors``). Last, a message that mostly asks is multiplied by
+        ``RAW_ASKING_FACTOR``, a named speaker's message reporting what they did by
+        ``RAW_REPORT_BOOST`` and one speaking of the listener rather than themselves by
+        ``RAW_LISTENER_FACTOR``.
         """
         tokens = query_tokens(query)
         if not tokens:
@@ -607,14 +658,49 @@ class SearchIndex(ReadModel):
             named = set().union(*(self.speakers[name] for name in speakers))
             for doc_id in score.keys() & named:
                 score[doc_id] *= RAW_SPEAKER_BOOST
+            if is_hypothetical_question(query):
+                names = {token for name in speakers for token in search_tokens(name)}
+                for doc_id, factor in self._self_description_factors(tokens, names, named, keep):
+                    score[doc_id] = score.get(doc_id, lexical(doc_id) / top) * factor
         for doc_id, share in self._category_matches(tokens, named, keep, fusion_depth(limit)):
             score[doc_id] = score.get(doc_id, lexical(doc_id) / top) + RAW_CATEGORY_SHARE * share
         for bridge, bonus in self._bridges(query):
             for doc_id in bridge:
                 if doc_id in raw and (keep is None or keep(doc_id)):
                     score[doc_id] = score.get(doc_id, lexical(doc_id) / top) + bonus
+        asking, reporting, listener = self._asking, self._reporting, self._listener
+        for doc_id in score:
+            if doc_id in asking:
+                score[doc_id] *= RAW_ASKING_FACTOR
+            elif doc_id in named:
+                if doc_id in reporting:
+                    score[doc_id] *= RAW_REPORT_BOOST
+                elif doc_id in listener:
+                    score[doc_id] *= RAW_LISTENER_FACTOR
         ranked = heapq.nsmallest(limit, score.items(), key=lambda item: (-item[1], item[0]))
         return [(doc_id, value) for doc_id, value in ranked]
+
+    def _self_description_factors(
+        self,
+        tokens: Sequence[str],
+        names: set[str],
+        named: set[str],
+        keep: Callable[[str], bool] | None,
+    ) -> list[tuple[str, float]]:
+        """The hypothetical rule: each self-describing message of the named speakers that
+        shares a word with the question (its words other than the speakers' names) and its
+        factor, 1 + the share of those words it holds ("Would Caroline be considered
+        religious?" → "I'm grateful for my church community")."""
+        terms = [token for token in dict.fromkeys(tokens) if token not in names]
+        if not terms:
+            return []
+        described = self._self_described
+
+        def within(doc_id: str) -> bool:
+            return doc_id in named and doc_id in described and (keep is None or keep(doc_id))
+
+        matched = self.raw.matched_terms(terms, within)
+        return [(doc_id, 1 + count / len(terms)) for doc_id, count in matched.items()]
 
     def _category_matches(
         self,
@@ -688,6 +774,10 @@ class SearchIndex(ReadModel):
             "participants": _dump_table(self.participants),
             "speakers": _dump_table(self.speakers),
             "raw_next": sorted(self._raw_next.items()),
+            "self_described": sorted(self._self_described),
+            "asking": sorted(self._asking),
+            "reporting": sorted(self._reporting),
+            "listener": sorted(self._listener),
             "event_types": _dump_table(self.event_types),
             "element_names": _dump_table(self.element_names),
             "element_types": _dump_table(self.element_types),
@@ -706,6 +796,10 @@ class SearchIndex(ReadModel):
         model.participants = {key: set(ids) for key, ids in data["participants"]}
         model.speakers = {key: set(ids) for key, ids in data["speakers"]}
         model._raw_next = dict(data.get("raw_next", ()))  # event_search v1 snapshots lack it
+        model._self_described = set(data.get("self_described", ()))
+        model._asking = set(data.get("asking", ()))
+        model._reporting = set(data.get("reporting", ()))
+        model._listener = set(data.get("listener", ()))
         model.event_types = {key: set(ids) for key, ids in data["event_types"]}
         model.element_names = {key: set(ids) for key, ids in data["element_names"]}
         model.element_types = {key: set(ids) for key, ids in data["element_types"]}
@@ -850,11 +944,14 @@ __all__ = [
     "EVENT_FACT_BRIDGE",
     "EVENT_FIELD_WEIGHTS",
     "FACT_FIELD_WEIGHTS",
+    "RAW_ASKING_FACTOR",
     "RAW_BRIDGE_HITS",
     "RAW_CATEGORY_SHARE",
     "RAW_EVENT_BRIDGE",
     "RAW_FACT_BRIDGE",
+    "RAW_LISTENER_FACTOR",
     "RAW_REPLY_SHARE",
+    "RAW_REPORT_BOOST",
     "RAW_SPEAKER_BOOST",
     "EventSearchIndex",
     "SearchIndex",

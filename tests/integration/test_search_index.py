@@ -183,3 +183,40 @@ def test_raw_counts_are_the_raw_documents_counts(
     counted = raw_counts(own, speaker, before, after)
     listed = Counter(raw_document(own, speaker, before, after))
     assert list(counted.items()) == list(listed.items())
+
+
+def _said(memory: StrataGate, speaker: str, text: str, thread: str) -> None:
+    memory.append_turn(
+        {"content": text, "name": speaker}, {"content": "ok", "name": "Ana"}, thread_id=thread
+    )
+
+
+def test_a_message_that_mostly_asks_yields_to_one_that_tells(memory: StrataGate) -> None:
+    _said(memory, "Jon", "Is pottery hard? Do you keep your pottery?", "a")
+    _said(memory, "Jon", "I signed up for a pottery class on Fridays with my sister", "b")
+    contents = [hit.message.content for hit in memory.search_raw_memory("pottery", limit=4)]
+    telling = contents.index("I signed up for a pottery class on Fridays with my sister")
+    assert telling < contents.index("Is pottery hard? Do you keep your pottery?")
+
+
+def test_a_named_speakers_report_outranks_their_talk_about_the_topic(memory: StrataGate) -> None:
+    _said(memory, "Melanie", "Painting is lovely, it always calms me down", "a")
+    _said(memory, "Melanie", "Last week I painted a horse on the barn wall", "b")
+    hits = memory.search_raw_memory("What has Melanie painted?", limit=2)
+    assert hits[0].message.content.startswith("Last week I painted a horse")
+
+
+def test_a_hypothetical_question_reaches_the_speakers_self_description(
+    memory: StrataGate,
+) -> None:
+    _said(memory, "Caroline", "The concert downtown sold out", "a")
+    _said(memory, "Caroline", "I love classical music, it calms me", "b")
+    hits = memory.search_raw_memory("Would Caroline enjoy a classical concert?", limit=2)
+    assert hits[0].message.content == "I love classical music, it calms me"
+
+
+def test_a_named_speakers_words_about_the_listener_yield_to_their_own(memory: StrataGate) -> None:
+    _said(memory, "Joanna", "Your recipe looks great, you should share your recipe", "a")
+    _said(memory, "Joanna", "The lasagna recipe came out well for the family", "b")
+    hits = memory.search_raw_memory("What recipes has Joanna made?", limit=2)
+    assert hits[0].message.content == "The lasagna recipe came out well for the family"

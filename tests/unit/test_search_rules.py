@@ -143,3 +143,14 @@ def test_an_event_search_snapshot_from_before_replies_were_indexed_restores() ->
 def test_normalized_search_text_equals_its_regex_form(text: str) -> None:
     folded = unicodedata.normalize("NFKC", text).casefold()
     assert normalize_search_text(text) == re.sub(r"\s+", " ", folded).strip()
+
+
+def test_matched_terms_counts_distinct_query_tokens_of_accepted_documents() -> None:
+    index = InvertedIndex(removable=False)
+    index.add("a", ["church", "faith", "faith", "sunday"])
+    index.add("b", ["church", "choir"])
+    index.add("c", ["faith", "church"])
+    index.add("d", ["garden"])
+    found = index.matched_terms(["church", "faith", "faith", "zebra"], lambda d: d != "c")
+    assert found == {"a": 2, "b": 1}  # "c" rejected, "d" matches nothing, "faith" once
+    assert index.matched_terms(["zebra"], lambda d: True) == {}

@@ -1,0 +1,80 @@
+"""Question and message forms that raw search ranks by (``stratagate.core.question_forms``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stratagate.core.question_forms import (
+    asking_share,
+    is_about_listener,
+    is_hypothetical_question,
+    is_report,
+    is_self_description,
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Would Caroline be considered religious?", True),
+        ("What might John's degree be in?", True),
+        ("Is it likely that Nate has friends?", True),
+        ("Could Jon probably open a studio?", True),
+        ("What did Caroline research?", False),
+        ("When did Melanie go camping?", False),
+        ("Wouldn't it be nice?", False),  # a contraction is not the word
+    ],
+)
+def test_hypothetical_questions_ask_for_an_inference(question: str, expected: bool) -> None:
+    assert is_hypothetical_question(question) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm a big fan of pottery", True),
+        ("I\u2019m keen on counseling", True),  # a typographic apostrophe
+        ("I am grateful for my church", True),
+        ("I really love hiking", True),
+        ("My kids love the beach", True),
+        ("That sounds great, Caroline!", False),
+        ("Mystery novels are fun", False),  # "my" only as a word
+    ],
+)
+def test_self_descriptions_are_first_person_statements(text: str, expected: bool) -> None:
+    assert is_self_description(text) is expected
+
+
+def test_the_asking_share_counts_the_words_of_questions() -> None:
+    assert asking_share("Do you paint? What do you paint?") == 1.0
+    assert asking_share("I went hiking. Did you?") == pytest.approx(2 / 5)
+    assert asking_share("No question here") == 0.0
+    assert asking_share("") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Last week I went to a pride parade", True),
+        ("I just joined a gym!", True),
+        ("Yesterday was wild", True),
+        ("I painted a horse recently", True),
+        ("Painting is so relaxing", False),
+        ("Wow, that's amazing!", False),
+    ],
+)
+def test_reports_tell_what_the_speaker_did(text: str, expected: bool) -> None:
+    assert is_report(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Your recipe looks great, you must share it!", True),
+        ("I'm keen to try your recipe", False),  # one each: not more of the listener
+        ("I made my first pie", False),
+        ("Lovely weather", False),
+    ],
+)
+def test_messages_about_the_listener_say_you_more_than_i(text: str, expected: bool) -> None:
+    assert is_about_listener(text) is expected
