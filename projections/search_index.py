@@ -14,9 +14,10 @@ and element facts to the messages they cite, and the category rule (a query's ca
 considered religious?") the named speaker's self-describing messages ("I'm ...", "my ...")
 gain in proportion to the question's words they hold; last, a message that mostly asks is
 scaled down, a named speaker's message that reports what they did scaled up, and one that
-speaks of the listener rather than the speaker scaled down (``stratagate.core.question_forms``). Raw hit scores are these blended scores. A
-message with no text of its own (an empty side of a turn) is not indexed: as a hit it would
-only repeat its neighbours.
+speaks of the listener rather than the speaker scaled down
+(``stratagate.core.question_forms``). Raw hit scores are these blended scores. A message with
+no text of its own (an empty side of a turn) is not indexed: as a hit it would only repeat
+its neighbours.
 
 Queries are tokenised with ``query_tokens`` (search tokens minus English stop words, all of
 them when nothing else is left); documents keep every token, so BM25 itself is unchanged.
@@ -48,13 +49,7 @@ from projections.read_model import ReadModel, handles
 from stratagate.core.category_words import category_members, named_element_types
 from stratagate.core.facts import normalize_name
 from stratagate.core.filters import ElementFilters, EventFilters, RawFilters, TemporalIntent
-from stratagate.core.question_forms import (
-    asking_share,
-    is_about_listener,
-    is_hypothetical_question,
-    is_report,
-    is_self_description,
-)
+from stratagate.core.question_forms import is_hypothetical_question, message_forms
 from stratagate.core.ranking import rrf_rank
 from stratagate.core.search_text import (
     normalize_search_text,
@@ -105,19 +100,19 @@ RAW_SPEAKER_BOOST = 1.5
 """Raw search: the factor on the score of a message spoken by a speaker the query names."""
 RAW_ASKING_FACTOR = 0.6
 """Raw search: the factor on the final score of a message that mostly asks (more than
-``ASKING_SHARE`` of its words in questions, ``asking_share``): it says little about its
-speaker, matches through the words it asks about, and its answer is the reply (which the
-reply rule lifts)."""
+``ASKING_SHARE`` of its words in questions, ``MessageForms.asking_share``): it says little
+about its speaker, matches through the words it asks about, and its answer is the reply
+(which the reply rule lifts)."""
 ASKING_SHARE = 0.5
 """The share of its words in questions above which a message counts as mostly asking."""
 RAW_REPORT_BOOST = 1.2
 """Raw search: the factor on the final score of a named speaker's message that reports
-something they did ("I went ...", "last week", "just joined"; ``is_report``): what a person
-did is told in such turns, not in the reactions around them."""
+something they did ("I went ...", "last week", "just joined"; ``MessageForms.report``):
+what a person did is told in such turns, not in the reactions around them."""
 RAW_LISTENER_FACTOR = 0.9
 """Raw search: the factor on the final score of a named speaker's message (not a report) that
 speaks of the listener more than of the speaker ("your recipe looks great, you must ...";
-``is_about_listener``): it is about the other person's things."""
+``MessageForms.about_listener``): it is about the other person's things."""
 RAW_REPLY_SHARE = 0.4
 """Raw search: the share of a candidate's score its reply gains, when the candidate asks
 something (has a ``?``): the answer to a question sits in the reply."""
@@ -216,14 +211,15 @@ class SearchIndex(ReadModel):
         thread (the reply)."""
         self._self_described: set[str] = set()
         """Indexed messages in which the speaker describes themselves ("I'm ...", "I love ...",
-        "my ..."; ``is_self_description``): the evidence of a hypothetical question."""
+        "my ..."; ``MessageForms.self_description``): the evidence of a hypothetical question."""
         self._asking: set[str] = set()
-        """Indexed messages that mostly ask (``asking_share`` above ``ASKING_SHARE``)."""
+        """Indexed messages that mostly ask (``MessageForms.asking_share`` above
+        ``ASKING_SHARE``)."""
         self._reporting: set[str] = set()
+        """Indexed messages that report something their speaker did (``MessageForms.report``)."""
         self._listener: set[str] = set()
         """Indexed messages that speak of the listener more than of the speaker
-        (``is_about_listener``)."""
-        """Indexed messages that report something their speaker did (``is_report``)."""
+        (``MessageForms.about_listener``)."""
         self.event_types: dict[str, set[str]] = {}
         self.intervals: dict[str, tuple[datetime, datetime]] = {}
         self.element_names: dict[str, set[str]] = {}
@@ -366,13 +362,14 @@ class SearchIndex(ReadModel):
                 before = counts[i - 1] if i > 0 else nothing
                 after = counts[i + 1] if i + 1 < len(messages) else nothing
                 self._raw.add_counts(message_id, weighted_counts(counts[i], speaker, before, after))
-                if is_self_description(text):
+                forms = message_forms(text)
+                if forms.self_description:
                     self._self_described.add(message_id)
-                if asking_share(text) > ASKING_SHARE:
+                if forms.asking_share > ASKING_SHARE:
                     self._asking.add(message_id)
-                if is_report(text):
+                if forms.report:
                     self._reporting.add(message_id)
-                if is_about_listener(text):
+                if forms.about_listener:
                     self._listener.add(message_id)
                 if last is not None:
                     self._raw_next[last] = message_id

@@ -15,6 +15,7 @@ any evaluation question (docs/EVALUATION.md, round 6, says how they were measure
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from stratagate.core.search_text import normalize_search_text
 
@@ -39,12 +40,6 @@ def is_hypothetical_question(question: str) -> bool:
     return _HYPOTHETICAL.search(_words(question)) is not None
 
 
-def is_self_description(text: str) -> bool:
-    """Whether a message describes its speaker in the first person ("I'm a teacher", "I love
-    hiking", "my family")."""
-    return _SELF_DESCRIPTION.search(_words(text)) is not None
-
-
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 _REPORT = re.compile(
     r"\b(?:yesterday|last\s+(?:week|weekend|month|year|night|friday|saturday|sunday|monday"
@@ -52,12 +47,40 @@ _REPORT = re.compile(
     r"|took|made|won|bought|signed|tried)|i\s+(?:went|got|took|made|joined|started|finished"
     r"|won|bought|visited|tried|did|had|saw|watched|read|wrote|painted|ran|met))\b"
 )
+"""Wording of a report of something the speaker did: a recent time, "just <did>", "I <did>"."""
+_FIRST = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|us)\b")
+_SECOND = re.compile(r"\b(?:you|your|you're|you've|you'd|you'll|yours|yourself)\b")
 
 
-def asking_share(text: str) -> float:
-    """The share of a message's words in its questions (sentences ending in ``?``)."""
+@dataclass(frozen=True, slots=True)
+class MessageForms:
+    """What the wording of one message says about it (``message_forms``)."""
+
+    self_description: bool
+    """The speaker describes themselves ("I'm a teacher", "I love hiking", "my family")."""
+    asking_share: float
+    """The share of its words in its questions (sentences ending in ``?``)."""
+    report: bool
+    """It reports something the speaker did ("I went ...", "yesterday", "just joined")."""
+    about_listener: bool
+    """It speaks of the listener more than of the speaker ("your recipe looks great, you
+    must ...": more "you / your" than "I / my / we")."""
+
+
+def message_forms(text: str) -> MessageForms:
+    """The forms of a message, its text normalised once for all of them."""
+    words = _words(text)
+    return MessageForms(
+        self_description=_SELF_DESCRIPTION.search(words) is not None,
+        asking_share=_asking_share(words) if "?" in words else 0.0,
+        report=_REPORT.search(words) is not None,
+        about_listener=len(_SECOND.findall(words)) > len(_FIRST.findall(words)),
+    )
+
+
+def _asking_share(words: str) -> float:
     total = asked = 0
-    for sentence in _SENTENCE.findall(_words(text)):
+    for sentence in _SENTENCE.findall(words):
         n = len(sentence.split())
         total += n
         if sentence.rstrip().endswith("?"):
@@ -65,27 +88,4 @@ def asking_share(text: str) -> float:
     return asked / total if total else 0.0
 
 
-def is_report(text: str) -> bool:
-    """Whether a message reports something its speaker did ("I went ...", "yesterday", "last
-    week", "just joined")."""
-    return _REPORT.search(_words(text)) is not None
-
-
-_FIRST = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|us)\b")
-_SECOND = re.compile(r"\b(?:you|your|you're|you've|you'd|you'll|yours|yourself)\b")
-
-
-def is_about_listener(text: str) -> bool:
-    """Whether a message speaks of its listener more than of its speaker ("your recipe looks
-    great, you must ...")."""
-    words = _words(text)
-    return len(_SECOND.findall(words)) > len(_FIRST.findall(words))
-
-
-__all__ = [
-    "asking_share",
-    "is_about_listener",
-    "is_hypothetical_question",
-    "is_report",
-    "is_self_description",
-]
+__all__ = ["MessageForms", "is_hypothetical_question", "message_forms"]

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stratagate.core.question_forms import (
-    asking_share,
-    is_about_listener,
-    is_hypothetical_question,
-    is_report,
-    is_self_description,
-)
+from stratagate.core.question_forms import is_hypothetical_question, message_forms
 
 
 @pytest.mark.parametrize(
@@ -42,14 +36,15 @@ def test_hypothetical_questions_ask_for_an_inference(question: str, expected: bo
     ],
 )
 def test_self_descriptions_are_first_person_statements(text: str, expected: bool) -> None:
-    assert is_self_description(text) is expected
+    assert message_forms(text).self_description is expected
 
 
 def test_the_asking_share_counts_the_words_of_questions() -> None:
-    assert asking_share("Do you paint? What do you paint?") == 1.0
-    assert asking_share("I went hiking. Did you?") == pytest.approx(2 / 5)
-    assert asking_share("No question here") == 0.0
-    assert asking_share("") == 0.0
+    assert message_forms("Do you paint? What do you paint?").asking_share == 1.0
+    assert message_forms("I went hiking. Did you?").asking_share == pytest.approx(2 / 5)
+    assert message_forms("No question here").asking_share == 0.0
+    assert message_forms("Really?").asking_share == 1.0
+    assert message_forms("").asking_share == 0.0
 
 
 @pytest.mark.parametrize(
@@ -64,7 +59,7 @@ def test_the_asking_share_counts_the_words_of_questions() -> None:
     ],
 )
 def test_reports_tell_what_the_speaker_did(text: str, expected: bool) -> None:
-    assert is_report(text) is expected
+    assert message_forms(text).report is expected
 
 
 @pytest.mark.parametrize(
@@ -77,4 +72,4 @@ def test_reports_tell_what_the_speaker_did(text: str, expected: bool) -> None:
     ],
 )
 def test_messages_about_the_listener_say_you_more_than_i(text: str, expected: bool) -> None:
-    assert is_about_listener(text) is expected
+    assert message_forms(text).about_listener is expected
