@@ -150,7 +150,8 @@ def weighted_tokens(fields: Iterable[tuple[str, int]]) -> list[str]:
             raise InvalidInputError(f"field text must be a string, got {type(text).__name__}")
         if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
             raise InvalidInputError(f"field weight must be an int >= 0, got {weight!r}")
-        tokens.extend(search_tokens(text) * weight)
+        if text and weight:  # most of a card's fields are empty: nothing to tokenize
+            tokens.extend(search_tokens(text) * weight)
     return tokens
 
 
