@@ -37,6 +37,7 @@ from datetime import datetime
 from typing import Any, Self
 
 from projections.blocks import BlocksModel, thread_key
+from projections.card_rows import CardRow
 from projections.cards import EventsModel, erased_card_ids, touched_event_ids
 from projections.element_facts import ElementRecord, ElementsModel
 from projections.inverted import InvertedIndex
@@ -108,7 +109,7 @@ gained 0.004 recall@10 on the tuning conversations and 0.012 on the held-out one
 BM25 pass over the event cards per raw search (54 ms instead of 35 ms at 100k messages)."""
 
 
-def happened_text(card: EventCard) -> str:
+def happened_text(card: EventCard | CardRow) -> str:
     """The happened dates of a card as searchable text: ISO form plus month and year words."""
     temporal = card.temporal
     if temporal is None:
@@ -123,7 +124,7 @@ def happened_text(card: EventCard) -> str:
     return " ".join(dict.fromkeys(parts))
 
 
-def event_document(card: EventCard) -> list[tuple[str, int]]:
+def event_document(card: EventCard | CardRow) -> list[tuple[str, int]]:
     """The weighted fields of an event card."""
     temporal = card.temporal
     w = EVENT_FIELD_WEIGHTS
@@ -153,7 +154,7 @@ def fact_document(element: ElementRecord, fact: ElementFact | FactData) -> list[
     ]
 
 
-def _interval(card: EventCard) -> tuple[datetime, datetime] | None:
+def _interval(card: EventCard | CardRow) -> tuple[datetime, datetime] | None:
     temporal = card.temporal
     if temporal is None or not (temporal.happened_start or temporal.happened_end):
         return None
@@ -242,7 +243,7 @@ class SearchIndex(ReadModel):
             elif event_id in self.events:
                 self._remove_event(event_id)
 
-    def _add_event(self, card: EventCard) -> None:
+    def _add_event(self, card: EventCard | CardRow) -> None:
         self.events.add(card.id, weighted_tokens(event_document(card)))
         if self._cited_by is not None:
             for message_id in card.source_message_ids:

@@ -189,13 +189,11 @@ class MemoryView:
         record = self.state.events.records.get(event_id)
         if record is None:
             raise UnknownIdError(f"unknown event id {event_id!r}")
-        return record.card.model_copy(
-            update={
-                "status": record.status,
-                "superseded_by": record.superseded_by,
-                "weight": self._weight(event_id, record.card.weight),
-                "updated_at": record.updated_at,
-            }
+        return record.card.model(
+            status=record.status,
+            superseded_by=record.superseded_by,
+            weight=self._weight(event_id, record.card.weight),
+            updated_at=record.updated_at,
         )
 
     def _weight(self, memory_id: str, initial: MemoryWeight | None = None) -> MemoryWeight:
