@@ -14,13 +14,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 import orjson
 
 from projections.shared import Pool, share_fields_set
 from stratagate.events.payloads import CardData, WeightData, convert
-from stratagate.models import Criticality, EventCard, EventStatus, EventTemporal, MemoryWeight
+from stratagate.models import (
+    Basis,
+    Criticality,
+    EventCard,
+    EventStatus,
+    EventTemporal,
+    MemoryWeight,
+    Precision,
+    TemporalStatus,
+)
 
 Origin = Literal["extraction", "manual", "import"]
 
@@ -44,6 +53,59 @@ class WeightCache:
     def shared(self, weight: MemoryWeight) -> MemoryWeight:
         """``weight``, or the equal instance met before."""
         return self._pool.get(weight)
+
+
+class TemporalRow:
+    """A card's ``EventTemporal`` as a row (every card has one: its mention time)."""
+
+    __slots__ = TEMPORAL_FIELDS = (
+        "basis",
+        "conflicts_with_event_ids",
+        "event_type",
+        "happened_end",
+        "happened_start",
+        "mentioned_at",
+        "original_text",
+        "participants",
+        "precision",
+        "status",
+        "supersedes_event_ids",
+    )
+    LISTS = ("conflicts_with_event_ids", "participants", "supersedes_event_ids")
+
+    mentioned_at: str | None
+    happened_start: str | None
+    happened_end: str | None
+    original_text: str | None
+    precision: Precision | None
+    basis: Basis | None
+    status: TemporalStatus | None
+    participants: tuple[str, ...]
+    event_type: str | None
+    supersedes_event_ids: tuple[str, ...]
+    conflicts_with_event_ids: tuple[str, ...]
+
+    @classmethod
+    def of(cls, temporal: EventTemporal) -> TemporalRow:
+        row = cls.__new__(cls)
+        values = temporal.__dict__
+        for name in cls.TEMPORAL_FIELDS:
+            value = values[name]
+            setattr(row, name, tuple(value) if name in cls.LISTS else value)
+        return row
+
+    def data(self) -> dict[str, Any]:
+        """The field values, lists as lists (the model's and the snapshot's form)."""
+        return {
+            name: list(getattr(self, name)) if name in self.LISTS else getattr(self, name)
+            for name in self.TEMPORAL_FIELDS
+        }
+
+    def model(self) -> EventTemporal:
+        """The API's ``EventTemporal`` (no validation: the values came validated)."""
+        temporal = EventTemporal.model_construct(**self.data())
+        share_fields_set(temporal)
+        return temporal
 
 
 class CardRow:
@@ -79,7 +141,7 @@ class CardRow:
         quotes: tuple[str, ...],
         source_block_id: str,
         source_message_ids: tuple[str, ...],
-        temporal: EventTemporal | None,
+        temporal: TemporalRow | None,
         scope: str,
         criticality: Criticality,
         confidence: float,
@@ -104,9 +166,7 @@ class CardRow:
     @classmethod
     def of(cls, card: CardData, weights: WeightCache) -> CardRow:
         """The row of a stored card (its temporal part and weight validated as the API's)."""
-        temporal = None if card.temporal is None else convert(EventTemporal, card.temporal)
-        if temporal is not None:
-            share_fields_set(temporal)
+        temporal = card.temporal
         return cls(
             id=card.id,
             title=card.title,
@@ -116,13 +176,17 @@ class CardRow:
             quotes=tuple(card.quotes),
             source_block_id=card.source_block_id,
             source_message_ids=tuple(card.source_message_ids),
-            temporal=temporal,
+            temporal=None if temporal is None else TemporalRow.of(convert(EventTemporal, temporal)),
             scope=card.scope,
             criticality=card.criticality,
             confidence=card.confidence,
             weight=weights.get(card.weight),
             created_at=card.created_at,
         )
+
+    def temporal_model(self) -> EventTemporal | None:
+        """The API's form of the card's time."""
+        return None if self.temporal is None else self.temporal.model()
 
     def model(
         self,
@@ -143,7 +207,7 @@ class CardRow:
             quotes=list(self.quotes),
             source_block_id=self.source_block_id,
             source_message_ids=list(self.source_message_ids),
-            temporal=self.temporal,
+            temporal=self.temporal_model(),
             scope=self.scope,
             criticality=self.criticality,
             confidence=self.confidence,
@@ -222,7 +286,7 @@ def dump_rows(records: Mapping[str, EventRecord]) -> str:
                     card.quotes,
                     card.source_block_id,
                     card.source_message_ids,
-                    None if temporal is None else temporal.model_dump(),
+                    None if temporal is None else temporal.data(),
                     card.scope,
                     card.criticality,
                     card.confidence,
@@ -252,8 +316,7 @@ def load_rows(text: str, weights: WeightCache) -> dict[str, EventRecord]:
         temporal_data, scope, criticality, confidence, weight, created_at = card_values[8:]
         temporal = None
         if temporal_data is not None:
-            temporal = EventTemporal.model_validate(temporal_data)
-            share_fields_set(temporal)
+            temporal = TemporalRow.of(EventTemporal.model_validate(temporal_data))
         status, superseded_by, prior_status, updated_at = record_values[:4]
         origin, import_batch_id, merged_sources, erased = record_values[4:]
         records[event_id] = EventRecord(
@@ -285,4 +348,12 @@ def load_rows(text: str, weights: WeightCache) -> dict[str, EventRecord]:
     return records
 
 
-__all__ = ["CardRow", "EventRecord", "Origin", "WeightCache", "dump_rows", "load_rows"]
+__all__ = [
+    "CardRow",
+    "EventRecord",
+    "Origin",
+    "TemporalRow",
+    "WeightCache",
+    "dump_rows",
+    "load_rows",
+]

@@ -261,7 +261,9 @@ class MemoryView:
                     picked[event_id] = None
             chosen = sorted(picked, key=self.state.events.rank.__getitem__)
         return [
-            TimelineEntry(id=e, title=records[e].card.title, temporal=records[e].card.temporal)
+            TimelineEntry(
+                id=e, title=records[e].card.title, temporal=records[e].card.temporal_model()
+            )
             for e in chosen
         ]
 
