@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import orjson
 
-from projections.shared import Pool, share_fields_set
+from projections.shared import Pool, built
 from stratagate.events.payloads import CardData, WeightData, convert
 from stratagate.models import (
     Basis,
@@ -95,17 +95,16 @@ class TemporalRow:
         return row
 
     def data(self) -> dict[str, Any]:
-        """The field values, lists as lists (the model's and the snapshot's form)."""
+        """The field values in the model's field order, lists as lists (the model's and the
+        snapshot's form)."""
         return {
             name: list(getattr(self, name)) if name in self.LISTS else getattr(self, name)
-            for name in self.TEMPORAL_FIELDS
+            for name in EventTemporal.model_fields
         }
 
     def model(self) -> EventTemporal:
         """The API's ``EventTemporal`` (no validation: the values came validated)."""
-        temporal = EventTemporal.model_construct(**self.data())
-        share_fields_set(temporal)
-        return temporal
+        return built(EventTemporal, self.data())
 
 
 class CardRow:
@@ -198,27 +197,26 @@ class CardRow:
     ) -> EventCard:
         """The API's card: this content with the state the caller gives (no validation: every
         value came validated)."""
-        card = EventCard.model_construct(
-            id=self.id,
-            title=self.title,
-            summary=self.summary,
-            narrative=self.narrative,
-            tags=list(self.tags),
-            quotes=list(self.quotes),
-            source_block_id=self.source_block_id,
-            source_message_ids=list(self.source_message_ids),
-            temporal=self.temporal_model(),
-            scope=self.scope,
-            criticality=self.criticality,
-            confidence=self.confidence,
-            status=status,
-            superseded_by=superseded_by,
-            weight=weight,
-            created_at=self.created_at,
-            updated_at=updated_at,
-        )
-        share_fields_set(card)
-        return card
+        values = {  # in EventCard's field order
+            "id": self.id,
+            "title": self.title,
+            "summary": self.summary,
+            "narrative": self.narrative,
+            "tags": list(self.tags),
+            "quotes": list(self.quotes),
+            "source_block_id": self.source_block_id,
+            "source_message_ids": list(self.source_message_ids),
+            "temporal": self.temporal_model(),
+            "scope": self.scope,
+            "criticality": self.criticality,
+            "confidence": self.confidence,
+            "status": status,
+            "superseded_by": superseded_by,
+            "weight": weight,
+            "created_at": self.created_at,
+            "updated_at": updated_at,
+        }
+        return built(EventCard, values)
 
 
 class EventRecord:
