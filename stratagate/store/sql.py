@@ -245,13 +245,16 @@ class SqlEventStore:
             except sqlite3.Error as exc:
                 raise StorageError(f"event store {self.url} failed: {exc}") from exc
             finally:
-                # refused or failed: nothing of it stays
-                with contextlib.suppress(sqlite3.Error):
+                # refused or failed: nothing of it stays, and a connection that cannot even
+                # roll back is not used again (the next append opens another)
+                try:
                     if driver.in_transaction:
-                        driver.execute("ROLLBACK")
                         writer.forget()
+                        driver.execute("ROLLBACK")
                     if cursor is not None:
                         cursor.close()
+                except sqlite3.Error:
+                    writer.close()
 
     def _append_in(
         self,
