@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, NamedTuple, Self
 
 from projections.read_model import ReadModel, handles
@@ -48,6 +48,8 @@ _ROLES: dict[str, Role] = {
     "tool": "tool",
 }
 """Each role's one string object."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 class MessageRow(NamedTuple):
@@ -56,7 +58,9 @@ class MessageRow(NamedTuple):
     id: str
     role: Role
     content: str
-    created_at: datetime
+    created_us: int
+    """``created_at`` as whole microseconds since the epoch (smaller than a datetime, and a
+    snapshot writes and reads it as a plain number)."""
     thread_id: str | None
     tool_calls: tuple[ToolTrace, ...] | None
     name: str | None
@@ -67,7 +71,7 @@ class MessageRow(NamedTuple):
             id=self.id,
             role=self.role,
             content=self.content,
-            created_at=self.created_at,
+            created_at=_EPOCH + timedelta(microseconds=self.created_us),
             thread_id=self.thread_id,
             tool_calls=None if self.tool_calls is None else list(self.tool_calls),
             name=self.name,
@@ -86,7 +90,7 @@ def message_row(message: MessageData, strings: dict[str, str] | None = None) -> 
         message.id,
         _ROLES[message.role],
         message.content,
-        message.created_at,
+        (message.created_at - _EPOCH) // _MICROSECOND,
         thread_id,
         None if traces is None else tuple(convert(ToolTrace, t) for t in traces),
         name,
@@ -413,7 +417,7 @@ def _dump_row(row: MessageRow) -> list[Any]:
         row.id,
         row.role,
         row.content,
-        row.created_at.isoformat(),
+        row.created_us,
         row.thread_id,
         None if traces is None else [t.model_dump(mode="json") for t in traces],
         row.name,
@@ -466,15 +470,16 @@ class _RowLoader:
         return None if value is None else self.strings.setdefault(value, value)
 
     def row(self, data: list[Any]) -> MessageRow:
-        message_id, role, content, created_at, thread_id, traces, name = data
+        message_id, role, content, created_us, thread_id, traces, name = data
+        strings = self.strings
         return MessageRow(
             message_id,
             _ROLES[role],
             content,
-            datetime.fromisoformat(created_at),
-            self.share(thread_id),
+            created_us,
+            None if thread_id is None else strings.setdefault(thread_id, thread_id),
             None if traces is None else tuple(ToolTrace.model_validate(t) for t in traces),
-            self.share(name),
+            None if name is None else strings.setdefault(name, name),
         )
 
     def thread(self, data: list[Any]) -> ThreadRecord:

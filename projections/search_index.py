@@ -169,10 +169,11 @@ class SearchIndex(ReadModel):
     """Three inverted indexes and the structured lookups beside them."""
 
     name = "search"
-    version = 6
+    version = 7
     """2: stemmed terms and a speakers table; 3: element name and type tables; 4: compact
     postings; 5: renamed elements' facts re-indexed in plan order, not hash order; 6: each
-    message's reply (older snapshots are ignored and replayed)."""
+    message's reply; 7: each index's postings as three arrays (older snapshots are ignored
+    and replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
@@ -721,7 +722,8 @@ class EventSearchIndex(SearchIndex):
     does)."""
 
     name = "event_search"
-    version = 1
+    version = 2
+    """2: postings as three arrays (as ``search`` v7)."""
 
     def _projected(self, event: ProjectionCompleted, recorded: Recorded) -> None:
         """Element facts are not indexed here."""
