@@ -30,7 +30,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
@@ -82,7 +82,6 @@ def ingest(
     database: str,
     args: argparse.Namespace,
     turns: list[FileTurn],
-    on_done: Callable[[StrataGate], None],
 ) -> tuple[list[float], float]:
     """Every namespace through ``runtime``: per-namespace seconds and the elapsed time."""
     options: dict[str, Any] = {
@@ -110,7 +109,6 @@ def ingest(
             memory.drain()
             with lock:
                 done[0] += 1
-                on_done(memory)
                 if done[0] % max(1, n // 10) == 0:
                     print(f"  {runtime} N={n}: {done[0]}/{n} namespaces", file=sys.stderr)
         finally:
@@ -145,14 +143,15 @@ def check_log(database: str, completed: int, runtime: str, args: argparse.Namesp
 def run(n: int, runtime: str, args: argparse.Namespace, turns: list[FileTurn]) -> dict[str, Any]:
     """N namespaces through one runtime and a fresh database; the figures of that run."""
     stats: dict[str, Any] = {}
-
-    def remember(memory: StrataGate) -> None:
-        if runtime == "ray":
-            stats.update(memory._runtime.directory_stats())  # type: ignore[attr-defined]
-
     with fresh_database(args.database) as database, local_ray(runtime == "ray"):
         with memory_sampler() as peak:
-            per_namespace, elapsed = ingest(n, runtime, database, args, turns, remember)
+            per_namespace, elapsed = ingest(n, runtime, database, args, turns)
+        if runtime == "ray":  # asked once, after the run (not once per namespace inside it)
+            import ray
+
+            from stratagate.actors.ray_runtime import directory
+
+            stats = ray.get(directory(args.max_live).stats.remote())
         completed = len(per_namespace)
         check_log(database, completed, runtime, args)
     series = peak["series"]
