@@ -233,7 +233,8 @@ class Directory:
         self.activation_seconds: list[float] = []
         self._releasing: dict[str, _Activation] = {}
         """Passivated namespaces whose host has not released them yet."""
-        self._releasing_lock = threading.Lock()
+        self._lock = threading.Lock()
+        """Guards the releasing table and the stores (the directory's calls and its threads)."""
         self._releases = ThreadPoolExecutor(
             RELEASE_THREADS, thread_name_prefix="stratagate-release"
         )
@@ -259,7 +260,7 @@ class Directory:
 
     def _least_busy(self) -> Actor:
         """The host serving the fewest namespaces, counting those it is still releasing."""
-        with self._releasing_lock:
+        with self._lock:
             releasing = list(self._releasing.values())
         load = Counter(a.host._actor_id for a in [*self.live.values(), *releasing])
         return min(self.hosts, key=lambda host: load[host._actor_id])
@@ -310,7 +311,7 @@ class Directory:
     ) -> _Activation:
         began = time.perf_counter()
         store = self._store(database)
-        with self._releasing_lock:
+        with self._lock:
             releasing = self._releasing.get(namespace_key(database, namespace))
         if releasing is not None:  # passivated, its host not done: this lease is ours to end
             store.release_lease(releasing.lease)  # (the new epoch fences that host's writes)
@@ -359,7 +360,7 @@ class Directory:
 
     def _store(self, database: str) -> EventStore:
         """The directory's one store of ``database`` (its calls and its threads share it)."""
-        with self._releasing_lock:
+        with self._lock:
             store = self.stores.get(database)
             if store is None:
                 store = self.stores[database] = open_store(database)
@@ -379,7 +380,7 @@ class Directory:
         lease) changes nothing."""
         activation = self.live.pop(key)
         self.passivations += 1
-        with self._releasing_lock:
+        with self._lock:
             self._releasing[key] = activation
         self._releases.submit(self._release, key, activation)
 
@@ -392,7 +393,7 @@ class Directory:
             with contextlib.suppress(StrataGateError):
                 self._store(activation.database).release_lease(activation.lease)
         finally:
-            with self._releasing_lock:
+            with self._lock:
                 if self._releasing.get(key) is activation:
                     del self._releasing[key]
 
