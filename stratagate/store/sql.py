@@ -343,9 +343,13 @@ class SqlEventStore:
 
         A lease a live holder of another process keeps raises ``WriterBusyError`` naming it;
         one whose holder is gone (or this very process) is taken over.
+
+        Lease writes commit without waiting for the disk (``durable=False``): an append under
+        the new epoch is a durable commit after it in the write-ahead log, so it makes the
+        epoch durable too; a lost release or renewal only looks like a holder that is gone.
         """
         check_name("namespace", namespace)
-        with self._transaction(write=True) as conn:
+        with self._transaction(write=True, durable=False) as conn:
             self._lock_namespace(conn, namespace)
             row = conn.execute(
                 select(schema.leases).where(schema.leases.c.namespace == namespace)
@@ -381,7 +385,7 @@ class SqlEventStore:
 
     def renew_lease(self, lease: Lease) -> None:
         """Keep ``lease`` alive for holders on other hosts; ``FencedWriterError`` if lost."""
-        with self._transaction(write=True) as conn:
+        with self._transaction(write=True, durable=False) as conn:
             done = conn.execute(
                 schema.leases.update()
                 .where(
@@ -396,7 +400,7 @@ class SqlEventStore:
 
     def release_lease(self, lease: Lease) -> None:
         """Give ``lease`` up (a no-op when it was already taken over)."""
-        with self._transaction(write=True) as conn:
+        with self._transaction(write=True, durable=False) as conn:
             conn.execute(
                 schema.leases.update()
                 .where(
