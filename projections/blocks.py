@@ -3,19 +3,22 @@
 The fold of the ingest stream (plus the source blocks of external imports). Thread ``None`` is
 kept under the key ``""``; import source blocks live in pseudo-threads ``import:<batch id>`` so
 they never take part in a conversation's decay or context.
+
+Layout, for memory: a namespace holds every message it was ever told, so each is kept as one
+``MessageRow`` tuple (the pydantic ``RawMessage`` is made when a message is read), tails,
+threads and blocks are slotted classes, and a block's L4 text is its L3 text object when the
+two are equal. A snapshot restores the same compact form.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Literal, Self
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, NamedTuple, Self
 
-from pydantic import Field
-
-from projections.read_model import ReadModel, Record, dump_records, handles, load_records
+from projections.read_model import ReadModel, handles
 from stratagate.events import (
     BlockSealed,
     ExternalImportRecorded,
@@ -26,8 +29,8 @@ from stratagate.events import (
     TurnAppended,
     canonical_json,
 )
-from stratagate.events.payloads import MessageData, convert, convert_all
-from stratagate.models import BlockSummary, RawMessage, UtcDatetime
+from stratagate.events.payloads import MessageData, convert
+from stratagate.models import BlockSummary, RawMessage, Role, ToolTrace
 
 DEFAULT_THREAD = ""
 """Key of the unthreaded conversation (``thread_id=None``)."""
@@ -38,31 +41,99 @@ def thread_key(thread_id: str | None) -> str:
     return thread_id or DEFAULT_THREAD
 
 
-class TailTurn(Record):
+_ROLES: dict[str, Role] = {
+    "user": "user",
+    "assistant": "assistant",
+    "system": "system",
+    "tool": "tool",
+}
+"""Each role's one string object."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+class MessageRow(NamedTuple):
+    """One raw message as the read model keeps it (a tuple: no per-message object overhead)."""
+
+    id: str
+    role: Role
+    content: str
+    created_us: int
+    """``created_at`` as whole microseconds since the epoch (smaller than a datetime, and a
+    snapshot writes and reads it as a plain number)."""
+    thread_id: str | None
+    tool_calls: tuple[ToolTrace, ...] | None
+    name: str | None
+
+    def message(self) -> RawMessage:
+        """The message as the API shows it (its values were validated when folded)."""
+        return RawMessage.model_construct(
+            id=self.id,
+            role=self.role,
+            content=self.content,
+            created_at=_EPOCH + timedelta(microseconds=self.created_us),
+            thread_id=self.thread_id,
+            tool_calls=None if self.tool_calls is None else list(self.tool_calls),
+            name=self.name,
+        )
+
+
+def message_row(message: MessageData, strings: dict[str, str] | None = None) -> MessageRow:
+    """The row of a stored (decoded) message; its role, thread id and speaker name are the
+    equal objects of ``strings`` when given (a namespace repeats them in every message)."""
+    traces = message.tool_calls
+    thread_id, name = message.thread_id, message.name
+    if strings is not None:
+        thread_id = None if thread_id is None else strings.setdefault(thread_id, thread_id)
+        name = None if name is None else strings.setdefault(name, name)
+    return MessageRow(
+        message.id,
+        _ROLES[message.role],
+        message.content,
+        (message.created_at - _EPOCH) // _MICROSECOND,
+        thread_id,
+        None if traces is None else tuple(convert(ToolTrace, t) for t in traces),
+        name,
+    )
+
+
+def messages_of_rows(rows: Iterable[MessageRow]) -> list[RawMessage]:
+    """The API messages of rows, in order."""
+    return [row.message() for row in rows]
+
+
+@dataclass(slots=True)
+class TailTurn:
     """A completed turn not yet sealed into a block."""
 
     turn: int
     thread_turn: int
-    messages: list[RawMessage]
-    at: UtcDatetime
+    rows: tuple[MessageRow, ...]
+    at: datetime
+
+    @property
+    def messages(self) -> list[RawMessage]:
+        return messages_of_rows(self.rows)
 
 
-class ThreadRecord(Record):
+@dataclass(slots=True)
+class ThreadRecord:
     """One conversation thread: its turn count, open tail, blocks and pending seal."""
 
     thread_id: str | None
     turns: int = 0
-    tail: list[TailTurn] = Field(default_factory=list)
-    block_ids: list[str] = Field(default_factory=list)
+    tail: list[TailTurn] = field(default_factory=list)
+    block_ids: list[str] = field(default_factory=list)
     seal_status: Literal["running", "failed"] | None = None
     seal_attempts: int = 0
     seal_error: str | None = None
     seal_worker: str | None = None
     """Who claimed the running seal (``SealStarted.worker``)."""
-    seal_started_at: UtcDatetime | None = None
+    seal_started_at: datetime | None = None
 
 
-class BlockRecord(Record):
+@dataclass(slots=True)
+class BlockRecord:
     """A sealed block's immutable content (the decay pointer lives in the decay model)."""
 
     id: str
@@ -72,22 +143,33 @@ class BlockRecord(Record):
     position: int
     start_turn: int
     end_turn: int
-    created_at: UtcDatetime
+    created_at: datetime
     summary: BlockSummary
     summarizer: str
     l3_condensed: str
     l4_readable: str
-    l5_raw: list[RawMessage]
+    rows: tuple[MessageRow, ...]
+
+    @property
+    def l5_raw(self) -> list[RawMessage]:
+        return messages_of_rows(self.rows)
 
 
-def _same_or_converted(folded: list[RawMessage], stored: list[MessageData]) -> list[RawMessage]:
-    """A block's raw messages: the tail's already folded ones when they are the same messages
-    (as a seal's always are), else converted from what the block stored."""
+def _shared_l4(l3: str, l4: str) -> str:
+    """L4 as L3's own text object when the two are equal (one copy held, not two)."""
+    return l3 if l4 == l3 else l4
+
+
+def _same_or_rows(
+    folded: list[MessageRow], stored: Sequence[MessageData]
+) -> tuple[MessageRow, ...]:
+    """A block's rows: the tail's already folded ones when they are the same messages (as a
+    seal's always are), else made from what the block stored."""
     if [m.id for m in folded] == [m.id for m in stored] and all(
         a.content == b.content for a, b in zip(folded, stored, strict=True)
     ):
-        return folded
-    return convert_all(RawMessage, stored)
+        return tuple(folded)
+    return tuple(message_row(m) for m in stored)
 
 
 @dataclass(slots=True)
@@ -115,8 +197,9 @@ class BlocksModel(ReadModel):
     """Threads, tails, blocks, message locations, receipts and block settings."""
 
     name = "blocks"
-    version = 4
-    """2: message locations as lists; 3: each receipt with its turn's content digest."""
+    version = 5
+    """2: message locations as lists; 3: each receipt with its turn's content digest; 5:
+    threads, blocks and messages as positional rows (see ``snapshot``)."""
 
     def __init__(self) -> None:
         self.block_turn_size: int | None = None
@@ -128,6 +211,8 @@ class BlocksModel(ReadModel):
         self.threads: dict[str, ThreadRecord] = {}
         self.blocks: dict[str, BlockRecord] = {}
         self.messages: dict[str, MessageRef] = {}
+        self._strings: dict[str, str] = {}
+        """Thread keys and ids and speaker names, one object each (not state: memory only)."""
 
     # -- fold -------------------------------------------------------------------------------
 
@@ -143,19 +228,17 @@ class BlocksModel(ReadModel):
             self.receipts[event.receipt_id] = turn_digest(event.thread_id, event.messages)
         if event.command_id is not None:
             self.commands[event.command_id] = event.turn
+        strings = self._strings
         key = thread_key(event.thread_id)
-        thread = self.threads.setdefault(key, ThreadRecord(thread_id=event.thread_id))
+        key = strings.setdefault(key, key)
+        thread = self.threads.get(key)
+        if thread is None:
+            thread = self.threads[key] = ThreadRecord(event.thread_id and key)
         thread.turns = event.thread_turn
-        thread.tail.append(
-            TailTurn(
-                turn=event.turn,
-                thread_turn=event.thread_turn,
-                messages=convert_all(RawMessage, event.messages),
-                at=event.at,
-            )
-        )
-        for message in event.messages:
-            self.messages[message.id] = MessageRef(thread=key, turn=event.turn)
+        rows = tuple(message_row(m, strings) for m in event.messages)
+        thread.tail.append(TailTurn(event.turn, event.thread_turn, rows, event.at))
+        for row in rows:
+            self.messages[row.id] = MessageRef(key, event.turn)
 
     @handles(SealStarted)
     def _seal_started(self, event: SealStarted, _: Recorded) -> None:
@@ -177,7 +260,7 @@ class BlocksModel(ReadModel):
         key = thread_key(event.thread_id)
         thread = self.threads[key]
         sealed_turns = event.end_turn - event.start_turn + 1
-        folded = [m for turn in thread.tail[:sealed_turns] for m in turn.messages]
+        folded = [row for turn in thread.tail[:sealed_turns] for row in turn.rows]
         thread.tail = thread.tail[sealed_turns:]
         thread.block_ids.append(event.block_id)
         thread.seal_status = None
@@ -196,8 +279,8 @@ class BlocksModel(ReadModel):
                 summary=convert(BlockSummary, event.summary),
                 summarizer=event.summarizer,
                 l3_condensed=event.l3_condensed,
-                l4_readable=event.l4_readable,
-                l5_raw=_same_or_converted(folded, event.l5_raw),
+                l4_readable=_shared_l4(event.l3_condensed, event.l4_readable),
+                rows=_same_or_rows(folded, event.l5_raw),
             )
         )
 
@@ -222,15 +305,15 @@ class BlocksModel(ReadModel):
                 summary=convert(BlockSummary, event.summary),
                 summarizer="import",
                 l3_condensed=event.l3_condensed,
-                l4_readable=event.l4_readable,
-                l5_raw=convert_all(RawMessage, event.messages),
+                l4_readable=_shared_l4(event.l3_condensed, event.l4_readable),
+                rows=tuple(message_row(m, self._strings) for m in event.messages),
             )
         )
 
     def _add_block(self, block: BlockRecord) -> None:
         self.blocks[block.id] = block
-        for message in block.l5_raw:
-            ref = self.messages.get(message.id)
+        for row in block.rows:
+            ref = self.messages.get(row.id)
             if ref is not None:
                 ref.block_id = block.id
 
@@ -260,24 +343,28 @@ class BlocksModel(ReadModel):
         """L5 messages of a block."""
         return self.blocks[block_id].l5_raw
 
-    def tail_messages(self, thread_id: str | None) -> list[RawMessage]:
-        """Messages of the open tail of one thread, in order."""
+    def tail_rows(self, thread_id: str | None) -> list[MessageRow]:
+        """Rows of the open tail of one thread, in order."""
         thread = self.thread(thread_id)
         if thread is None:
             return []
-        return [m for turn in thread.tail for m in turn.messages]
+        return [row for turn in thread.tail for row in turn.rows]
+
+    def tail_messages(self, thread_id: str | None) -> list[RawMessage]:
+        """Messages of the open tail of one thread, in order."""
+        return messages_of_rows(self.tail_rows(thread_id))
 
     def message(self, message_id: str) -> RawMessage | None:
         """A raw message by id, from its block or the open tail."""
         ref = self.messages.get(message_id)
         if ref is None:
             return None
-        source: list[RawMessage]
+        source: Iterable[MessageRow]
         if ref.block_id is not None:
-            source = self.blocks[ref.block_id].l5_raw
+            source = self.blocks[ref.block_id].rows
         else:
-            source = [m for turn in self.threads[ref.thread].tail for m in turn.messages]
-        return next((m for m in source if m.id == message_id), None)
+            source = (row for turn in self.threads[ref.thread].tail for row in turn.rows)
+        return next((row.message() for row in source if row.id == message_id), None)
 
     def block_created(self, block_id: str) -> datetime:
         """When a block was sealed."""
@@ -286,14 +373,16 @@ class BlocksModel(ReadModel):
     # -- snapshots --------------------------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
+        """Positional rows (see ``_dump_thread``, ``_dump_block``, ``_dump_row``); a block's L4
+        is ``None`` when it equals its L3."""
         return {
             "block_turn_size": self.block_turn_size,
             "block_decay_lambda": self.block_decay_lambda,
             "turn": self.turn,
             "receipts": sorted(self.receipts.items()),
             "commands": sorted(self.commands.items()),
-            "threads": dump_records(self.threads, ThreadRecord),
-            "blocks": dump_records(self.blocks, BlockRecord),
+            "threads": [[key, *_dump_thread(t)] for key, t in self.threads.items()],
+            "blocks": [_dump_block(b) for b in self.blocks.values()],
             "messages": [[m, r.thread, r.turn, r.block_id] for m, r in self.messages.items()],
         }
 
@@ -305,12 +394,131 @@ class BlocksModel(ReadModel):
         model.turn = data["turn"]
         model.receipts = dict(data["receipts"])
         model.commands = dict(data["commands"])
-        model.threads = load_records(ThreadRecord, data["threads"])
-        model.blocks = load_records(BlockRecord, data["blocks"])
+        loader = _RowLoader(model._strings)
+        strings = loader.strings
+        model.threads = {
+            strings.setdefault(key, key): loader.thread(rest) for key, *rest in data["threads"]
+        }
+        model.blocks = {row[0]: loader.block(row) for row in data["blocks"]}
         model.messages = {
-            m: MessageRef(thread, turn, block) for m, thread, turn, block in data["messages"]
+            m: MessageRef(strings.setdefault(thread, thread), turn, block)
+            for m, thread, turn, block in data["messages"]
         }
         return model
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _dump_row(row: MessageRow) -> list[Any]:
+    traces = row.tool_calls
+    return [
+        row.id,
+        row.role,
+        row.content,
+        row.created_us,
+        row.thread_id,
+        None if traces is None else [t.model_dump(mode="json") for t in traces],
+        row.name,
+    ]
+
+
+def _dump_thread(thread: ThreadRecord) -> list[Any]:
+    return [
+        thread.thread_id,
+        thread.turns,
+        [
+            [t.turn, t.thread_turn, t.at.isoformat(), [_dump_row(r) for r in t.rows]]
+            for t in thread.tail
+        ],
+        thread.block_ids,
+        thread.seal_status,
+        thread.seal_attempts,
+        thread.seal_error,
+        thread.seal_worker,
+        _time(thread.seal_started_at),
+    ]
+
+
+def _dump_block(block: BlockRecord) -> list[Any]:
+    return [
+        block.id,
+        block.thread_id,
+        block.origin,
+        block.sequence,
+        block.position,
+        block.start_turn,
+        block.end_turn,
+        block.created_at.isoformat(),
+        block.summary.model_dump(mode="json"),
+        block.summarizer,
+        block.l3_condensed,
+        None if block.l4_readable == block.l3_condensed else block.l4_readable,
+        [_dump_row(r) for r in block.rows],
+    ]
+
+
+class _RowLoader:
+    """Rebuilds rows from snapshot lists, sharing repeated small strings (roles, thread ids,
+    names) as the fold does, so a restored model is as compact as a replayed one."""
+
+    def __init__(self, strings: dict[str, str]) -> None:
+        self.strings = strings
+
+    def share(self, value: str | None) -> str | None:
+        return None if value is None else self.strings.setdefault(value, value)
+
+    def row(self, data: list[Any]) -> MessageRow:
+        message_id, role, content, created_us, thread_id, traces, name = data
+        strings = self.strings
+        return MessageRow(
+            message_id,
+            _ROLES[role],
+            content,
+            created_us,
+            None if thread_id is None else strings.setdefault(thread_id, thread_id),
+            None if traces is None else tuple(ToolTrace.model_validate(t) for t in traces),
+            None if name is None else strings.setdefault(name, name),
+        )
+
+    def thread(self, data: list[Any]) -> ThreadRecord:
+        thread_id, turns, tail, block_ids, status, attempts, error, worker, started = data
+        row = self.row
+        return ThreadRecord(
+            self.share(thread_id),
+            turns,
+            [
+                TailTurn(turn, thread_turn, tuple(row(r) for r in rows), datetime.fromisoformat(at))
+                for turn, thread_turn, at, rows in tail
+            ],
+            block_ids,
+            status,
+            attempts,
+            error,
+            worker,
+            None if started is None else datetime.fromisoformat(started),
+        )
+
+    def block(self, data: list[Any]) -> BlockRecord:
+        block_id, thread_id, origin, sequence, position, start, end = data[:7]
+        created_at, summary, summarizer, l3, l4, rows = data[7:]
+        row = self.row
+        return BlockRecord(
+            block_id,
+            self.share(thread_id),
+            origin,
+            sequence,
+            position,
+            start,
+            end,
+            datetime.fromisoformat(created_at),
+            BlockSummary.model_validate(summary),
+            summarizer,
+            l3,
+            l3 if l4 is None else l4,
+            tuple(row(r) for r in rows),
+        )
 
 
 __all__ = [
@@ -318,8 +526,11 @@ __all__ = [
     "BlockRecord",
     "BlocksModel",
     "MessageRef",
+    "MessageRow",
     "TailTurn",
     "ThreadRecord",
+    "message_row",
+    "messages_of_rows",
     "thread_key",
     "turn_digest",
 ]

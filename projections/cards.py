@@ -8,12 +8,12 @@ that an import can be undone by an appended event.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from pydantic import Field
 
+from projections.card_rows import CardRow, EventRecord, WeightCache, dump_rows, load_rows
 from projections.read_model import ReadModel, Record, dump_records, handles, load_records
-from projections.shared import Pool, share_fields_set
 from stratagate.events import (
     EventAdded,
     EventArchived,
@@ -29,27 +29,10 @@ from stratagate.events import (
     Recorded,
     ThreadErased,
 )
-from stratagate.events.payloads import convert
-from stratagate.models import EventCard, EventStatus, MemoryWeight, UtcDatetime
+from stratagate.models import UtcDatetime
 
 RETRIEVABLE: frozenset[str] = frozenset({"active", "superseded"})
 """Statuses that search and recall may return (superseded ones with their capped weight)."""
-
-
-class EventRecord(Record):
-    """One card and what happened to it since."""
-
-    card: EventCard
-    status: EventStatus = "active"
-    superseded_by: str | None = None
-    prior_status: EventStatus | None = None
-    """The status to go back to when a forgotten or archived card is restored."""
-    updated_at: UtcDatetime
-    origin: Literal["extraction", "manual", "import"]
-    import_batch_id: str | None = None
-    merged_sources: list[str] = Field(default_factory=list)
-    erased: bool = False
-    """Its text was erased (crypto-shredding): it reads ``[erased]`` and leaves retrieval."""
 
 
 class ImportRecord(Record):
@@ -71,40 +54,33 @@ class EventsModel(ReadModel):
     """Every event card by id, in creation order, with its import batches."""
 
     name = "events"
+    version = 2
+    """2: records as card rows (``projections.card_rows``), snapshotted as plain values."""
 
     def __init__(self) -> None:
         self.records: dict[str, EventRecord] = {}
         self.imports: dict[str, ImportRecord] = {}
         self.rank: dict[str, int] = {}
         """Creation rank of each card: derived from the order of ``records``, not snapshotted."""
-        self._weights: Pool[MemoryWeight] = Pool()
-
-    def _stored(self, card: EventCard) -> EventCard:
-        """``card`` holding what other cards hold alike (its initial weight, field-name sets)
-        by reference (frozen models); set here, before anything else can see the card."""
-        share_fields_set(card)
-        if card.temporal is not None:
-            share_fields_set(card.temporal)
-        card.__dict__["weight"] = self._weights.get(card.weight)
-        return card
+        self._weights = WeightCache()
 
     # -- fold -------------------------------------------------------------------------------
 
     @handles(ExtractionSucceeded)
     def _extracted(self, event: ExtractionSucceeded, _: Recorded) -> None:
         for stored in event.events:
-            card = self._stored(convert(EventCard, stored))
+            card = CardRow.of(stored, self._weights)
             self.records[card.id] = EventRecord(
-                card=card, updated_at=card.updated_at, origin="extraction"
+                card, updated_at=stored.updated_at, origin="extraction"
             )
             self.rank.setdefault(card.id, len(self.rank))
 
     @handles(EventAdded)
     def _added(self, event: EventAdded, _: Recorded) -> None:
-        card = self._stored(convert(EventCard, event.event))
+        card = CardRow.of(event.event, self._weights)
         self.records[card.id] = EventRecord(
-            card=card,
-            updated_at=card.updated_at,
+            card,
+            updated_at=event.event.updated_at,
             origin=event.origin,
             import_batch_id=event.import_batch_id,
         )
@@ -207,16 +183,14 @@ class EventsModel(ReadModel):
 
     def snapshot(self) -> dict[str, Any]:
         return {
-            "records": dump_records(self.records, EventRecord),
+            "records": dump_rows(self.records),
             "imports": dump_records(self.imports, ImportRecord),
         }
 
     @classmethod
     def restore(cls, data: dict[str, Any]) -> Self:
         model = cls()
-        model.records = load_records(EventRecord, data["records"])
-        for record in model.records.values():
-            model._stored(record.card)
+        model.records = load_rows(data["records"], model._weights)
         model.imports = load_records(ImportRecord, data["imports"])
         model.rank = {event_id: rank for rank, event_id in enumerate(model.records)}
         return model

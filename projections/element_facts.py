@@ -123,7 +123,7 @@ class ElementsModel(ReadModel):
     def _source_messages(self, event_id: str) -> list[str]:
         if self._events is None or event_id not in self._events.records:
             return []
-        return self._events.records[event_id].card.source_message_ids
+        return list(self._events.records[event_id].card.source_message_ids)
 
     # -- queries ----------------------------------------------------------------------------
 

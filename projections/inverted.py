@@ -190,19 +190,32 @@ class InvertedIndex:
         return [(ids[number], score) for number, score in best], score_of
 
     def snapshot(self) -> dict[str, Any]:
-        """Document ids in order, their lengths, and each posting as doc numbers and tfs (terms
-        sorted); numbers count the documents present, arrays are little-endian int32 in base64."""
+        """Document ids in order, their lengths, and the postings (terms sorted) as three arrays:
+        each term's posting length, then every posting's doc numbers and tfs one after the
+        other; numbers count the documents present; arrays are little-endian int32 in base64
+        (three decodes restore them all, not two per term)."""
         numbers = self._numbers.values()
         lengths, compact = self._lengths, None
         if len(self._ids) != len(self._numbers):  # removals left gaps: renumber
             compact = {number: i for i, number in enumerate(numbers)}
             lengths = array("i", (self._lengths[number] for number in numbers))
-        postings = []
-        for term, (docs, tfs) in sorted(self.postings.items()):
+        terms = sorted(self.postings)
+        sizes, all_docs, all_tfs = array("i"), array("i"), array("i")
+        for term in terms:
+            docs, tfs = self.postings[term]
             if compact is not None:
                 docs = array("i", (compact[number] for number in docs))
-            postings.append([term, _encode(docs), _encode(tfs)])
-        return {"docs": list(self._numbers), "lengths": _encode(lengths), "postings": postings}
+            sizes.append(len(docs))
+            all_docs.extend(docs)
+            all_tfs.extend(tfs)
+        return {
+            "docs": list(self._numbers),
+            "lengths": _encode(lengths),
+            "terms": terms,
+            "sizes": _encode(sizes),
+            "postings_docs": _encode(all_docs),
+            "postings_tfs": _encode(all_tfs),
+        }
 
     @classmethod
     def restore(cls, data: dict[str, Any], *, removable: bool = True) -> InvertedIndex:
@@ -212,9 +225,15 @@ class InvertedIndex:
         index._numbers = {doc_id: number for number, doc_id in enumerate(index._ids)}
         index._lengths = _decode(data["lengths"])
         index.total_length = sum(index._lengths)
-        index.postings = {
-            term: (_decode(docs), _decode(tfs)) for term, docs, tfs in data["postings"]
-        }
+        all_docs, all_tfs = _decode(data["postings_docs"]), _decode(data["postings_tfs"])
+        postings = index.postings
+        start = 0
+        for term, size in zip(data["terms"], _decode(data["sizes"]), strict=True):
+            end = start + size
+            postings[term] = (all_docs[start:end], all_tfs[start:end])
+            start = end
+        if start != len(all_docs) or len(all_docs) != len(all_tfs):
+            raise ValueError("the postings arrays do not match their sizes")
         index._terms = None  # rebuilt on the first removal
         return index
 

@@ -7,9 +7,10 @@ one job per group once it is durable. Every step is linear in the events it name
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Self
 
-from pydantic import Field
+import orjson
 
 from projections.read_model import ReadModel, Record, dump_records, handles, load_records
 from stratagate.core.facts import touched_elements
@@ -65,20 +66,48 @@ class ExtractionJobRecord(Record):
         )
 
 
-class ProjectionJobRecord(Record):
-    """Projection state of one batch of events."""
+class ProjectionJobRecord:
+    """Projection state of one batch of events: a slotted row (an ``add_event`` call is a job
+    of its own, so a namespace may hold as many jobs as cards)."""
 
-    id: str
-    source_event_ids: list[str]
-    status: ProjectionJobStatus = "pending"
-    attempts: int = 0
-    element_ids: list[str] = Field(default_factory=list)
-    reason: str | None = None
-    last_error: str | None = None
-    diagnostic: str | None = None
-    updated_at: UtcDatetime
-    worker: str | None = None
-    """Who claimed the job when it last ran (``ProjectionClaimed.worker``)."""
+    __slots__ = (
+        "attempts",
+        "diagnostic",
+        "element_ids",
+        "id",
+        "last_error",
+        "reason",
+        "source_event_ids",
+        "status",
+        "updated_at",
+        "worker",
+    )
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        source_event_ids: list[str],
+        updated_at: datetime,
+        status: ProjectionJobStatus = "pending",
+        attempts: int = 0,
+        element_ids: list[str] | None = None,
+        reason: str | None = None,
+        last_error: str | None = None,
+        diagnostic: str | None = None,
+        worker: str | None = None,
+    ) -> None:
+        self.id = id
+        self.source_event_ids = source_event_ids
+        self.status: ProjectionJobStatus = status
+        self.attempts = attempts
+        self.element_ids = element_ids if element_ids is not None else []
+        self.reason = reason
+        self.last_error = last_error
+        self.diagnostic = diagnostic
+        self.updated_at = updated_at
+        self.worker = worker
+        """Who claimed the job when it last ran (``ProjectionClaimed.worker``)."""
 
     def view(self) -> ElementProjectionJob:
         return ElementProjectionJob(
@@ -89,6 +118,39 @@ class ProjectionJobRecord(Record):
             element_ids=self.element_ids,
             reason=self.diagnostic or self.reason,
             last_error=self.last_error,
+        )
+
+    def data(self) -> list[Any]:
+        """The snapshot form: the values in ``__init__``'s order, the time as ISO text."""
+        return [
+            self.id,
+            self.source_event_ids,
+            self.updated_at.isoformat(),
+            self.status,
+            self.attempts,
+            self.element_ids,
+            self.reason,
+            self.last_error,
+            self.diagnostic,
+            self.worker,
+        ]
+
+    @classmethod
+    def of(cls, values: list[Any]) -> ProjectionJobRecord:
+        """The inverse of ``data``."""
+        id_, source_event_ids, updated_at, status, attempts, element_ids = values[:6]
+        reason, last_error, diagnostic, worker = values[6:]
+        return cls(
+            id=id_,
+            source_event_ids=source_event_ids,
+            updated_at=datetime.fromisoformat(updated_at),
+            status=status,
+            attempts=attempts,
+            element_ids=element_ids,
+            reason=reason,
+            last_error=last_error,
+            diagnostic=diagnostic,
+            worker=worker,
         )
 
 
@@ -102,7 +164,8 @@ class JobsModel(ReadModel):
     """Extraction jobs by block id, projection jobs by job id, and unqueued event groups."""
 
     name = "jobs"
-    version = 3
+    version = 4
+    """4: projection jobs as slotted rows, snapshotted as plain values."""
 
     def __init__(self) -> None:
         self.extraction: dict[str, ExtractionJobRecord] = {}
@@ -237,7 +300,7 @@ class JobsModel(ReadModel):
     def snapshot(self) -> dict[str, Any]:
         return {
             "extraction": dump_records(self.extraction, ExtractionJobRecord),
-            "projection": dump_records(self.projection, ProjectionJobRecord),
+            "projection": orjson.dumps([job.data() for job in self.projection.values()]).decode(),
             "unqueued": [[key, list(ids)] for key, ids in self.unqueued.items()],
             "open_batch": list(self.open_batch) if self.open_batch else None,
         }
@@ -246,7 +309,8 @@ class JobsModel(ReadModel):
     def restore(cls, data: dict[str, Any]) -> Self:
         model = cls()
         model.extraction = load_records(ExtractionJobRecord, data["extraction"])
-        model.projection = load_records(ProjectionJobRecord, data["projection"])
+        jobs = (ProjectionJobRecord.of(values) for values in orjson.loads(data["projection"]))
+        model.projection = {job.id: job for job in jobs}
         model.unqueued = {key: dict.fromkeys(ids) for key, ids in data["unqueued"]}
         model.group_of = {e: key for key, ids in model.unqueued.items() for e in ids}
         if data["open_batch"] is not None:

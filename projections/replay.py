@@ -8,6 +8,8 @@ missing is ignored and the state is rebuilt by full replay.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import gc
 import hashlib
 import threading
@@ -127,7 +129,27 @@ def catch_up(state: NamespaceState, store: EventStore, *, until: int | None = No
         for recorded in iter_records(store, state.namespace, after=state.position, until=until):
             apply_at(state, recorded)
             count += 1
+    if count >= PAGE_SIZE:
+        release_free_memory()
     return count
+
+
+def release_free_memory() -> None:
+    """Hand the C heap's free pages back to the system (glibc's ``malloc_trim``; a no-op where
+    there is none). A replay frees its decoded pages and a restore its snapshot text — tens
+    to hundreds of MiB in large blocks, which glibc otherwise keeps as resident memory
+    (measured: a fresh restore resident at 1.5x the state it holds)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    try:
+        return getattr(ctypes.CDLL(None), "malloc_trim", None)
+    except (OSError, TypeError):  # no C library to open by that name (Windows)
+        return None
 
 
 _gc_lock = threading.Lock()
@@ -218,7 +240,7 @@ def _decode(body: bytes, digest: str) -> NamespaceState:
             "namespace": header["namespace"],
             "position": header["position"],
             "models": {
-                name: {"version": version, "data": orjson.loads(text)}
+                name: {"version": version, "data": text}  # parsed one model at a time
                 for name, (version, text) in texts.items()
             },
         }
@@ -280,6 +302,9 @@ def restore_snapshot(snapshot: Snapshot, keys: NamespaceKeys) -> NamespaceState 
             state = _decode(payload, snapshot.digest)
     except (ValueError, KeyError, TypeError, zlib.error, orjson.JSONDecodeError):
         return None
+    finally:
+        del payload
+        release_free_memory()
     if state.namespace != snapshot.namespace or state.position != snapshot.position:
         return None
     return state
@@ -306,6 +331,7 @@ __all__ = [
     "load_snapshot",
     "one_line",
     "paused_gc",
+    "release_free_memory",
     "replay",
     "restore_snapshot",
     "save_snapshot",

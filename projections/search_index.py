@@ -41,7 +41,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Self
 
-from projections.blocks import BlocksModel, thread_key
+from projections.blocks import BlocksModel, MessageRow, thread_key
+from projections.card_rows import CardRow
 from projections.cards import EventsModel, erased_card_ids, touched_event_ids
 from projections.element_facts import ElementRecord, ElementsModel
 from projections.inverted import InvertedIndex
@@ -75,7 +76,7 @@ from stratagate.events import (
     ThreadErased,
     TurnAppended,
 )
-from stratagate.events.payloads import FactData, MessageData
+from stratagate.events.payloads import FactData
 from stratagate.models import ElementFact, EventCard, RawMessage
 from stratagate.timeutil import partial_bounds
 
@@ -129,7 +130,7 @@ gained 0.004 recall@10 on the tuning conversations and 0.012 on the held-out one
 BM25 pass over the event cards per raw search (54 ms instead of 35 ms at 100k messages)."""
 
 
-def happened_text(card: EventCard) -> str:
+def happened_text(card: EventCard | CardRow) -> str:
     """The happened dates of a card as searchable text: ISO form plus month and year words."""
     temporal = card.temporal
     if temporal is None:
@@ -144,7 +145,7 @@ def happened_text(card: EventCard) -> str:
     return " ".join(dict.fromkeys(parts))
 
 
-def event_document(card: EventCard) -> list[tuple[str, int]]:
+def event_document(card: EventCard | CardRow) -> list[tuple[str, int]]:
     """The weighted fields of an event card."""
     temporal = card.temporal
     w = EVENT_FIELD_WEIGHTS
@@ -174,7 +175,7 @@ def fact_document(element: ElementRecord, fact: ElementFact | FactData) -> list[
     ]
 
 
-def _interval(card: EventCard) -> tuple[datetime, datetime] | None:
+def _interval(card: EventCard | CardRow) -> tuple[datetime, datetime] | None:
     temporal = card.temporal
     if temporal is None or not (temporal.happened_start or temporal.happened_end):
         return None
@@ -190,19 +191,20 @@ class SearchIndex(ReadModel):
     """Three inverted indexes and the structured lookups beside them."""
 
     name = "search"
-    version = 7
+    version = 8
     """2: stemmed terms and a speakers table; 3: element name and type tables; 4: compact
     postings; 5: renamed elements' facts re-indexed in plan order, not hash order; 6: each
-    message's reply; 7: the self-describing, mostly asking, reporting and listener-directed
-    messages (older snapshots are ignored and replayed)."""
+    message's reply; 7: each index's postings as three arrays; 8: the self-describing, mostly
+    asking, reporting and listener-directed messages (older snapshots are ignored and
+    replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
         self.facts = InvertedIndex()
         self._raw = InvertedIndex(removable=False)
-        self._pending_raw: list[tuple[int, list[tuple[str, str, str | None]]]] = []
+        self._pending_raw: list[tuple[int, tuple[MessageRow, ...]]] = []
         """Turns whose messages are not indexed yet: (first new message, the thread's previous
-        message then the turn's, as (id, text, speaker)). Raw messages are indexed when first
+        message then the turn's, as the blocks model's rows). Raw messages are indexed when first
         needed — a raw search, a digest, a snapshot — so ingesting pays nothing for them."""
         self.participants: dict[str, set[str]] = {}
         self.speakers: dict[str, set[str]] = {}
@@ -275,7 +277,7 @@ class SearchIndex(ReadModel):
             elif event_id in self.events:
                 self._remove_event(event_id)
 
-    def _add_event(self, card: EventCard) -> None:
+    def _add_event(self, card: EventCard | CardRow) -> None:
         self.events.add(card.id, weighted_tokens(event_document(card)))
         if self._cited_by is not None:
             for message_id in card.source_message_ids:
@@ -328,13 +330,9 @@ class SearchIndex(ReadModel):
 
     @handles(TurnAppended)
     def _turn(self, event: TurnAppended, _: Recorded) -> None:
-        previous = self._previous_message(event)
-        messages: list[RawMessage | MessageData] = [
-            *([previous] if previous is not None else []),
-            *event.messages,
-        ]
+        previous, rows = self._turn_rows(event)
         first = 1 if previous is not None else 0
-        self._pending_raw.append((first, [(m.id, m.content, m.name) for m in messages]))
+        self._pending_raw.append((first, (previous, *rows) if previous is not None else rows))
         for message in event.messages:
             if message.name and message.content.strip():
                 self.speakers.setdefault(normalize_name(message.name), set()).add(message.id)
@@ -352,42 +350,44 @@ class SearchIndex(ReadModel):
         pending, self._pending_raw = self._pending_raw, []
         nothing: Counter[str] = Counter()
         for first, messages in pending:
-            previous_id, previous_text, _ = messages[0]
-            last = previous_id if first and "?" in previous_text else None
-            counts = [Counter(search_tokens(text)) for _, text, _ in messages]  # once each
+            previous = messages[0]
+            last = previous.id if first and "?" in previous.content else None
+            counts = [Counter(search_tokens(m.content)) for m in messages]  # once each
             for i in range(first, len(messages)):
-                message_id, text, speaker = messages[i]
+                message = messages[i]
+                text = message.content
                 if not text.strip():
                     continue
                 before = counts[i - 1] if i > 0 else nothing
                 after = counts[i + 1] if i + 1 < len(messages) else nothing
-                self._raw.add_counts(message_id, weighted_counts(counts[i], speaker, before, after))
+                self._raw.add_counts(
+                    message.id, weighted_counts(counts[i], message.name, before, after)
+                )
                 forms = message_forms(text)
                 if forms.self_description:
-                    self._self_described.add(message_id)
+                    self._self_described.add(message.id)
                 if forms.asking_share > ASKING_SHARE:
-                    self._asking.add(message_id)
+                    self._asking.add(message.id)
                 if forms.report:
-                    self._reporting.add(message_id)
+                    self._reporting.add(message.id)
                 if forms.about_listener:
-                    self._listener.add(message_id)
+                    self._listener.add(message.id)
                 if last is not None:
-                    self._raw_next[last] = message_id
-                last = message_id if "?" in text else None
+                    self._raw_next[last] = message.id
+                last = message.id if "?" in text else None
 
-    def _previous_message(self, event: TurnAppended) -> RawMessage | None:
-        """The thread's last message before this turn (the blocks model has folded the turn)."""
+    def _turn_rows(self, event: TurnAppended) -> tuple[MessageRow | None, tuple[MessageRow, ...]]:
+        """The thread's last message before this turn, and the turn's own rows (the blocks
+        model has folded the turn: it is the last of the thread's tail)."""
         assert self._blocks_model is not None, "the search index needs the blocks model"
-        thread = self._blocks_model.threads.get(thread_key(event.thread_id))
-        if thread is None:
-            return None
-        earlier = [t for t in thread.tail if t.turn != event.turn]
-        if earlier and earlier[-1].messages:
-            return earlier[-1].messages[-1]
+        thread = self._blocks_model.threads[thread_key(event.thread_id)]
+        *earlier, current = thread.tail
+        if earlier and earlier[-1].rows:
+            return earlier[-1].rows[-1], current.rows
         if thread.block_ids:
-            raw = self._blocks_model.blocks[thread.block_ids[-1]].l5_raw
-            return raw[-1] if raw else None
-        return None
+            rows = self._blocks_model.blocks[thread.block_ids[-1]].rows
+            return (rows[-1] if rows else None), current.rows
+        return None, current.rows
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -814,7 +814,8 @@ class EventSearchIndex(SearchIndex):
     does)."""
 
     name = "event_search"
-    version = 1
+    version = 2
+    """2: postings as three arrays (as ``search`` v7)."""
 
     def _projected(self, event: ProjectionCompleted, recorded: Recorded) -> None:
         """Element facts are not indexed here."""

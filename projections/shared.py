@@ -13,6 +13,28 @@ M = TypeVar("M", bound=BaseModel)
 _ALL_SET: dict[type[BaseModel], set[str]] = {}
 
 
+def all_fields_set(cls: type[BaseModel]) -> set[str]:
+    """The one field-name set of ``cls`` that instances with every field set share."""
+    shared = _ALL_SET.get(cls)
+    if shared is None:
+        shared = _ALL_SET[cls] = set(cls.model_fields)
+    return shared
+
+
+def built(cls: type[M], values: dict[str, Any]) -> M:
+    """An instance of ``cls`` holding ``values`` (every field, in field order) as they are,
+    sharing its field-name set: ``model_construct`` for values that came validated, without
+    its per-field default handling (about 2 µs instead of 10 µs)."""
+    if cls.__pydantic_post_init__ is not None or cls.__private_attributes__:
+        return cls.model_construct(**values)  # state this shortcut does not set up
+    model = cls.__new__(cls)
+    object.__setattr__(model, "__dict__", values)
+    object.__setattr__(model, "__pydantic_fields_set__", all_fields_set(cls))
+    object.__setattr__(model, "__pydantic_extra__", None)
+    object.__setattr__(model, "__pydantic_private__", None)
+    return model
+
+
 def share_fields_set(model: BaseModel) -> None:
     """Point ``model`` at one field-name set per class when every field of it is set (a
     converted card's are). The API models are frozen, so nothing adds to the set."""
@@ -37,4 +59,4 @@ class Pool(Generic[M]):
         return self._items.setdefault(key, value)
 
 
-__all__ = ["Pool", "share_fields_set"]
+__all__ = ["Pool", "all_fields_set", "built", "share_fields_set"]

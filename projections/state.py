@@ -11,6 +11,8 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
+import orjson
+
 from projections.blocks import BlocksModel
 from projections.cards import EventsModel
 from projections.element_facts import ElementsModel
@@ -136,7 +138,11 @@ class NamespaceState:
 
     @classmethod
     def restore(cls, data: dict[str, Any]) -> NamespaceState:
-        """The state a snapshot was taken from; raises ``ValueError`` on a version mismatch."""
+        """The state a snapshot was taken from; raises ``ValueError`` on a version mismatch.
+
+        A model's ``data`` may also be its JSON text: it is then parsed just before that model
+        is restored and dropped right after, so a restore never holds every model's parsed
+        data at once (what would otherwise stay behind as fragmented memory)."""
         state = cls(data["namespace"], data["models"].keys())
         for model_cls in MODEL_ORDER:
             entry = data["models"].get(model_cls.name)
@@ -144,7 +150,11 @@ class NamespaceState:
                 continue
             if entry["version"] != model_cls.version:
                 raise ValueError(f"snapshot of {model_cls.name} is v{entry['version']}")
-            state.models[model_cls.name] = model_cls.restore(entry["data"])
+            content = entry["data"]
+            if isinstance(content, bytes | memoryview):
+                content = orjson.loads(content)
+            state.models[model_cls.name] = model_cls.restore(content)
+            del content
         state.position = data["position"]
         state._bind()
         return state

@@ -12,7 +12,8 @@ For each N of ``--namespaces`` the same work runs twice, on a fresh database eac
   GCS and the actors) once a second;
 * **inline** — the same loop in this one process with ``runtime="inline"``.
 
-Reports both aggregate turns/s and their ratio, the directory's activation latency (assigning
+Reports both aggregate turns/s and their ratio, the CPU-seconds per turn of the whole process
+tree (driver, Ray's processes, every actor; after the warm-up), the directory's activation latency (assigning
 a namespace to a pooled host and hydrating it), peak resident memory of the whole Ray
 cluster, the hosts it started and its passivations, and checks that the log holds every turn
 of every namespace (and, for a sample, that ``verify()`` passes). ``--max-seconds`` stops
@@ -30,12 +31,13 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
 from bench_ingest import locomo_turns
+from bench_ray_plain import tree_sampler
 from benchkit import fresh_database, local_ray, print_table, sampling, tree_rss_mb, write_report
 from sqlalchemy import text
 
@@ -82,9 +84,9 @@ def ingest(
     database: str,
     args: argparse.Namespace,
     turns: list[FileTurn],
-    on_done: Callable[[StrataGate], None],
-) -> tuple[list[float], float]:
-    """Every namespace through ``runtime``: per-namespace seconds and the elapsed time."""
+) -> tuple[list[float], float, dict[str, Any]]:
+    """Every namespace through ``runtime``: per-namespace seconds, the elapsed time and the
+    CPU the process tree spent on them (``tree_sampler``: after the warm-up)."""
     options: dict[str, Any] = {
         "runtime": runtime,
         "block_turn_size": args.block_turn_size,
@@ -110,16 +112,15 @@ def ingest(
             memory.drain()
             with lock:
                 done[0] += 1
-                on_done(memory)
                 if done[0] % max(1, n // 10) == 0:
                     print(f"  {runtime} N={n}: {done[0]}/{n} namespaces", file=sys.stderr)
         finally:
             memory.close()
         return time.perf_counter() - began
 
-    with ThreadPoolExecutor(args.workers) as pool:
+    with tree_sampler(every=1.0) as cpu, ThreadPoolExecutor(args.workers) as pool:
         per_namespace = [t for t in pool.map(one, range(n)) if t is not None]
-    return per_namespace, time.perf_counter() - start
+    return per_namespace, time.perf_counter() - start, cpu
 
 
 def check_log(database: str, completed: int, runtime: str, args: argparse.Namespace) -> None:
@@ -145,14 +146,15 @@ def check_log(database: str, completed: int, runtime: str, args: argparse.Namesp
 def run(n: int, runtime: str, args: argparse.Namespace, turns: list[FileTurn]) -> dict[str, Any]:
     """N namespaces through one runtime and a fresh database; the figures of that run."""
     stats: dict[str, Any] = {}
-
-    def remember(memory: StrataGate) -> None:
-        if runtime == "ray":
-            stats.update(memory._runtime.directory_stats())  # type: ignore[attr-defined]
-
     with fresh_database(args.database) as database, local_ray(runtime == "ray"):
         with memory_sampler() as peak:
-            per_namespace, elapsed = ingest(n, runtime, database, args, turns, remember)
+            per_namespace, elapsed, cpu = ingest(n, runtime, database, args, turns)
+        if runtime == "ray":  # asked once, after the run (not once per namespace inside it)
+            import ray
+
+            from stratagate.actors.ray_runtime import directory
+
+            stats = ray.get(directory(args.max_live).stats.remote())
         completed = len(per_namespace)
         check_log(database, completed, runtime, args)
     series = peak["series"]
@@ -169,6 +171,8 @@ def run(n: int, runtime: str, args: argparse.Namespace, turns: list[FileTurn]) -
         "activation_p95_ms": (
             sorted(activations)[int(0.95 * (len(activations) - 1))] if activations else None
         ),
+        "cpu_ms_per_turn": cpu["cpu_s"] * 1000 / max(1, completed * args.turns),
+        "cpu_s_by_process": cpu["cpu_s_by_process"],
         "peak_rss_mb": peak["rss_mb"],
         "peak_processes": peak["processes"],
         "rss_mean_by_tenth_mb": mean_by_tenth(series),
@@ -195,7 +199,7 @@ def main() -> None:
 
     turns = locomo_turns(5)
     columns = ["runtime", "namespaces", "completed", "turns", "elapsed_s", "turns_per_s",
-               "activation_p50_ms", "peak_rss_mb", "peak_processes", "actors_started",
+               "cpu_ms_per_turn", "activation_p50_ms", "peak_rss_mb", "peak_processes", "actors_started",
                "passivations"]  # fmt: skip
     rows: list[dict[str, Any]] = []
     ratios = []
@@ -206,9 +210,11 @@ def main() -> None:
             rows.append(by_runtime[runtime])
             print_table(rows[-1:], columns)
         if {"ray", "inline"} <= set(by_runtime):
-            ratio = by_runtime["ray"]["turns_per_s"] / by_runtime["inline"]["turns_per_s"]
-            ratios.append({"namespaces": n, "ray_over_inline": ratio})
-            print(f"N={n}: ray / inline = {ratio:.2f}x")
+            ray_row, inline_row = by_runtime["ray"], by_runtime["inline"]
+            ratio = ray_row["turns_per_s"] / inline_row["turns_per_s"]
+            cpu = ray_row["cpu_ms_per_turn"] / max(1e-9, inline_row["cpu_ms_per_turn"])
+            ratios.append({"namespaces": n, "ray_over_inline": ratio, "cpu_ray_over_inline": cpu})
+            print(f"N={n}: ray / inline = {ratio:.2f}x, CPU per turn {cpu:.2f}x")
     database_kind = "sqlite" if args.database == "sqlite" else "postgresql"
     out = write_report(
         "bench_namespaces",
@@ -229,7 +235,10 @@ def main() -> None:
     print()
     print_table(rows, columns)
     for ratio in ratios:
-        print(f"N={ratio['namespaces']}: ray / inline = {ratio['ray_over_inline']:.2f}x")
+        print(
+            f"N={ratio['namespaces']}: ray / inline = {ratio['ray_over_inline']:.2f}x, "
+            f"CPU per turn {ratio['cpu_ray_over_inline']:.2f}x"
+        )
     print(f"wrote {out}")
 
 

@@ -44,9 +44,17 @@ def parse_datetime(value: datetime | date | str) -> datetime:
     return ensure_utc(datetime.fromisoformat(text))
 
 
+STRFTIME_UTC = "%Y-%m-%dT%H:%M:%S.%fZ"
+"""``format_utc``'s text as ``strftime`` writes it (used before year 1000, where the
+platform's ``%Y`` may not pad to four digits)."""
+
+
 def format_utc(value: datetime) -> str:
     """Canonical text of an instant: ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC."""
-    return ensure_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = ensure_utc(value)
+    if utc.year >= 1000:  # isoformat writes the same text several times faster than strftime
+        return utc.isoformat(timespec="microseconds")[:-6] + "Z"
+    return utc.strftime(STRFTIME_UTC)
 
 
 def is_iso_time(text: str) -> bool:
@@ -84,6 +92,7 @@ def partial_bounds(text: str) -> tuple[datetime, datetime]:
 
 
 __all__ = [
+    "STRFTIME_UTC",
     "ensure_utc",
     "format_utc",
     "is_iso_time",

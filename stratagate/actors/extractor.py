@@ -8,10 +8,12 @@ runs between them, outside any transaction.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from projections.cards import EventRecord
+from projections.shared import share_fields_set
 from stratagate.actors.role import Role, Taken, error_text, handles
 from stratagate.callbacks import invoke, is_local, validate_output
 from stratagate.core.ingest import DecidedItem, ImportDecision, decide_import
@@ -31,6 +33,7 @@ from stratagate.events import (
     ExtractionSkipped,
     ExtractionStarted,
     ExtractionSucceeded,
+    ProjectionQueued,
 )
 from stratagate.events.payloads import CardData, MessageData, SummaryData, convert, convert_all
 from stratagate.formats.external_memory import ImportPlan
@@ -47,6 +50,24 @@ from stratagate.providers import resolve
 from stratagate.results import ImportResult
 
 SUMMARIZER_SKIP = "the summarizer marked the block should_extract=false"
+
+
+def batch_job_id(first_card_id: str) -> str:
+    """The projection job of an ``add_events`` batch, queued in the batch's own append: named
+    after its first card (ids are unique in a namespace), so it needs no id from the factory,
+    whose copy in another process (the projector's) could draw the same one."""
+    return "proj_" + hashlib.sha256(first_card_id.encode()).hexdigest()
+
+
+def stored_card(card: EventCard) -> CardData:
+    """The stored form of a built card, holding one field-name set per class (pydantic keeps
+    a set per instance, about 0.7 KB, for each of the card, its time and its weight): a large
+    batch holds every card's stored form until it is appended."""
+    stored = convert(CardData, card)
+    for part in (stored, stored.temporal, stored.weight):
+        if part is not None:
+            share_fields_set(part)
+    return stored
 
 
 class ActiveEvents:
@@ -240,8 +261,9 @@ class Extractor(Role):
 
     @handles(AddEvents)
     def add_events(self, command: AddEvents) -> list[EventCard]:
-        """Callers' cards, appended together: each source block must exist and a card may cite
-        only its block's messages."""
+        """Callers' cards, appended together with their supersessions and the batch's one
+        projection job (``batch_job_id``), in one commit: each source block must exist and a
+        card may cite only its block's messages."""
         self.refresh()
         now = self.options.now()
         existing = Taken(self.state.events.records)
@@ -251,12 +273,14 @@ class Extractor(Role):
             if block is None:
                 raise UnknownIdError(f"unknown source block id {card_input.source_block_id!r}")
             card = self._card(card_input, block.id, block.l5_raw, existing, now, strict=True)
-            cards.append(convert(CardData, card))
+            cards.append(stored_card(card))
+        ids = [card.id for card in cards]
         self._append(
             *(EventAdded(event=card, origin="manual", at=now) for card in cards),
             *self._supersessions(cards, now),
+            ProjectionQueued(job_id=batch_job_id(ids[0]), source_event_ids=ids, at=now),
         )
-        return [self.view.get_event(card.id) for card in cards]
+        return [self.view.get_event(card_id) for card_id in ids]
 
     # -- external memory import -------------------------------------------------------------
 

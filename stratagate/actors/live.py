@@ -74,6 +74,9 @@ class LiveState:
             self.store, self.namespace, self.snapshot_key, self.components
         )
         self._snapshot_position = self.state.position if self.from_snapshot else 0
+        self._origin: int | None = 0 if self.state.position else None
+        """Where the namespace's log began, as positions go (they are global to the database):
+        0 when it had rows here (as before), else about where its first rows land."""
         self._handled = self.state.handled_types
         self._last_hash: str | None = GENESIS_HASH if self.state.position == 0 else None
         """Hash of the last row folded, when known (unknown after a snapshot restore)."""
@@ -229,8 +232,10 @@ class LiveState:
         snapshot (so a snapshot's cost per event stays constant and a restart folds at most
         a third of the log), ask the background writer for a snapshot: the turn never
         serialises the state nor waits for a write."""
-        since = max(self.snapshot_position, self._requested_at)
-        gap = max(self.snapshot_every, since // 2)
+        if self._origin is None:  # a new namespace: the rows before it are other namespaces'
+            self._origin = self.state.position - 1
+        since = max(self.snapshot_position, self._requested_at, self._origin)
+        gap = max(self.snapshot_every, (since - self._origin) // 2)
         due = self.snapshot_every and self.state.position - since >= gap
         if due and self.snapshots.request():
             self._requested_at = self.state.position

@@ -226,7 +226,8 @@ def resume_pending(command: ResumePending, run: Runner) -> ResumePendingResult:
 
 
 def add_events(command: AddEvents, run: Runner) -> list[EventCard]:
-    """The cards, then a projection job for them."""
+    """The cards with their projection job (one commit, the extractor's), then a job for any
+    group of durable cards another flow left unqueued."""
     cards: list[EventCard] = deliver_command(run, command)
     run_stage(run, QueueProjections())
     return cards

@@ -34,6 +34,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -67,6 +68,8 @@ from stratagate.store.keys import keys_for
 RAY_NAMESPACE = "stratagate"
 DIRECTORY_NAME = "stratagate-directory"
 CALL_ATTEMPTS = 4
+RELEASE_THREADS = 4
+"""Passivations the directory's threads carry out at once (each waits for a host)."""
 RELEASE_SNAPSHOT_MIN = 200
 """A released namespace snapshots only when at least this many events came since its last
 snapshot: a short tail replays faster than a snapshot is written."""
@@ -170,10 +173,16 @@ class HostActor:
         """Write a snapshot of the namespace's read models now."""
         return self._serving(key).snapshot()
 
-    def release(self, key: str) -> int:
-        """Stop serving the namespace (snapshot first when a long tail accumulated)."""
-        hosted = self._drop(key)
-        return 0 if hosted is None else hosted.release(RELEASE_SNAPSHOT_MIN)
+    def release(self, key: str, epoch: int) -> int:
+        """Stop serving the namespace (snapshot first when a long tail accumulated) if it is
+        still served under the lease of ``epoch``: a release that arrives after the namespace
+        was assigned again (here, under a newer lease) is a no-op."""
+        with self._table:
+            hosted = self.hosted.get(key)
+            if hosted is None or hosted.live.lease is None or hosted.live.lease.epoch != epoch:
+                return 0
+            del self.hosted[key]
+        return hosted.release(RELEASE_SNAPSHOT_MIN)
 
     def ping(self) -> str:
         return "host"
@@ -222,6 +231,13 @@ class Directory:
         self.activations = 0
         self.started = 0
         self.activation_seconds: list[float] = []
+        self._releasing: dict[str, _Activation] = {}
+        """Passivated namespaces whose host has not released them yet."""
+        self._lock = threading.Lock()
+        """Guards the releasing table and the stores (the directory's calls and its threads)."""
+        self._releases = ThreadPoolExecutor(
+            RELEASE_THREADS, thread_name_prefix="stratagate-release"
+        )
         self._grow(pool_size())  # warm from the start: the first activations wait for none
         threading.Thread(target=self._renew_leases, name="stratagate-leases", daemon=True).start()
 
@@ -243,7 +259,10 @@ class Directory:
             self.hosts.append(host)
 
     def _least_busy(self) -> Actor:
-        load = Counter(activation.host._actor_id for activation in self.live.values())
+        """The host serving the fewest namespaces, counting those it is still releasing."""
+        with self._lock:
+            releasing = list(self._releasing.values())
+        load = Counter(a.host._actor_id for a in [*self.live.values(), *releasing])
         return min(self.hosts, key=lambda host: load[host._actor_id])
 
     def _lose(self, host: Actor) -> None:
@@ -292,6 +311,10 @@ class Directory:
     ) -> _Activation:
         began = time.perf_counter()
         store = self._store(database)
+        with self._lock:
+            releasing = self._releasing.get(namespace_key(database, namespace))
+        if releasing is not None:  # passivated, its host not done: this lease is ours to end
+            store.release_lease(releasing.lease)  # (the new epoch fences that host's writes)
         lease = store.acquire_lease(namespace, self.holder)
         try:
             host = self._assign_host(database, namespace, options, lease, recover)
@@ -336,10 +359,12 @@ class Directory:
         self._passivate(namespace_key(database, namespace))
 
     def _store(self, database: str) -> EventStore:
-        store = self.stores.get(database)
-        if store is None:
-            store = self.stores[database] = open_store(database)
-        return store
+        """The directory's one store of ``database`` (its calls and its threads share it)."""
+        with self._lock:
+            store = self.stores.get(database)
+            if store is None:
+                store = self.stores[database] = open_store(database)
+            return store
 
     def _victim(self) -> str | None:
         """The least recently used namespace no memory holds open. ``None`` when every live
@@ -348,14 +373,29 @@ class Directory:
         return next((key for key in self.live if self.users[key] <= 0), None)
 
     def _passivate(self, key: str) -> None:
+        """Take the namespace out of the live set now; its host releases it (and then its lease)
+        on a thread, off the critical path of the activation that needed its place: a host
+        busy with the namespace's last call holds up no other activation. Both steps are
+        epoch-checked, so a release that lands after the namespace was activated again (a newer
+        lease) changes nothing."""
         activation = self.live.pop(key)
+        self.passivations += 1
+        with self._lock:
+            self._releasing[key] = activation
+        self._releases.submit(self._release, key, activation)
+
+    def _release(self, key: str, activation: _Activation) -> None:
         try:
-            ray.get(activation.host.release.remote(key))
+            ray.get(activation.host.release.remote(key, activation.lease.epoch))
         except Exception:  # a lost host has nothing to snapshot; the log is the truth
             log.warning("passivation snapshot failed", exc_info=True)
-        with contextlib.suppress(StrataGateError):
-            self._store(activation.database).release_lease(activation.lease)
-        self.passivations += 1
+        try:
+            with contextlib.suppress(StrataGateError):
+                self._store(activation.database).release_lease(activation.lease)
+        finally:
+            with self._lock:
+                if self._releasing.get(key) is activation:
+                    del self._releasing[key]
 
     def _drop(self, key: str) -> None:
         activation = self.live.pop(key)
@@ -384,7 +424,8 @@ class Directory:
             del self.users[key]
 
     def passivate(self, database: str, namespace: str) -> bool:
-        """Passivate one namespace now (snapshot, drop it from its host); False if not live."""
+        """Passivate one namespace now (it leaves the live set at once; its host snapshots and
+        drops it on a thread); False if not live."""
         key = namespace_key(database, namespace)
         if key not in self.live:
             return False
@@ -432,6 +473,53 @@ def ensure_ray(address: str | None = None, log_level: str = "error") -> None:
             raise RuntimeUnavailableError(f"cannot start or reach Ray: {exc}") from exc
 
 
+IDLE_STORES = 2
+"""Stores of databases no memory of this process has open that are kept open for the next."""
+
+
+class SharedStores:
+    """One store per database for the memories of this process: a namespace's open does not
+    build a SQL engine of its own (opening a store — engine, layout check, queue files — costs
+    more than the rest of the driver's share of an open). Counted per user; the last
+    ``IDLE_STORES`` stores nobody uses stay open, the older ones are closed."""
+
+    def __init__(self, idle: int = IDLE_STORES) -> None:
+        self._lock = threading.Lock()
+        self._users: Counter[str] = Counter()
+        self._stores: dict[str, EventStore] = {}
+        self._idle: OrderedDict[str, None] = OrderedDict()
+        self._keep = idle
+
+    def take(self, database: str) -> EventStore:
+        """The process's store of ``database`` (opened when there is none), for one more user."""
+        with self._lock:
+            store = self._stores.get(database)
+            if store is None:
+                store = self._stores[database] = open_store(database)
+            self._users[database] += 1
+            self._idle.pop(database, None)
+            return store
+
+    def give_back(self, database: str) -> None:
+        """One user is done with ``database``'s store; close the oldest idle stores."""
+        closing: list[EventStore] = []
+        with self._lock:
+            self._users[database] -= 1
+            if self._users[database] > 0:
+                return
+            del self._users[database]
+            self._idle[database] = None
+            while len(self._idle) > self._keep:
+                oldest, _ = self._idle.popitem(last=False)
+                closing.append(self._stores.pop(oldest))
+        for store in closing:
+            store.close()
+
+
+_STORES = SharedStores()
+"""The stores of this process's Ray memories (the driver's side)."""
+
+
 _DIRECTORIES: dict[str, Actor] = {}
 """The directory's handle, per Ray connection of this process (a new ``ray.init`` is another)."""
 
@@ -477,12 +565,12 @@ class RayRuntime:
     def __init__(
         self, database: str, namespace: str, options: MemoryOptions, *, recover: bool = True
     ) -> None:
-        self.store: EventStore = open_store(database)
+        self.store: EventStore = _STORES.take(database)
         try:
             refuse_damaged_log(self.store, namespace)  # the whole chain: never extend a broken log
             ensure_ray(options.ray_address, options.ray_log_level)
         except BaseException:
-            self.store.close()
+            _STORES.give_back(database)
             raise
         self.database = database
         self.namespace = namespace
@@ -495,11 +583,15 @@ class RayRuntime:
         self._started = False
         self._lost = False
         self._sent_along: tuple[Message[Any], ...] | None = None
-        self._directory = directory(options.max_live_namespaces)
-        if options.ray_prestart > _PRESTARTED.get(self._directory._actor_id, 0):
-            ray.get(self._directory.prestart.remote(options.ray_prestart))
-            _PRESTARTED[self._directory._actor_id] = options.ray_prestart
-        self._host = self._activate(attach=True)
+        try:
+            self._directory = directory(options.max_live_namespaces)
+            if options.ray_prestart > _PRESTARTED.get(self._directory._actor_id, 0):
+                ray.get(self._directory.prestart.remote(options.ray_prestart))
+                _PRESTARTED[self._directory._actor_id] = options.ray_prestart
+            self._host = self._activate(attach=True)
+        except BaseException:
+            _STORES.give_back(database)
+            raise
 
     def _activate(self, *, attach: bool = False) -> Actor:
         args = (self.database, self.namespace, self.options, self.recover, attach)
@@ -648,7 +740,8 @@ class RayRuntime:
             with contextlib.suppress(RayActorError):
                 ray.get(self._directory.release.remote(self.database, self.namespace))
         finally:
-            self.store.close()
+            keys_for(self.store, self.namespace).forget()  # the store outlives this memory
+            _STORES.give_back(self.database)
 
 
 __all__ = [

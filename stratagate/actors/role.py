@@ -3,7 +3,7 @@ version it expects, and a clock and ids."""
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Callable, Container, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, TypeVar
@@ -202,8 +202,9 @@ class Taken:
 def new_command_id() -> str:
     """The id of one append (its rows are ``<id>:<index>``): log bookkeeping, not a domain id,
     so it never comes from the caller's ``id_factory`` (a deterministic factory restarted in
-    another process would repeat it and make a new append look like a retried one)."""
-    return f"cmd_{uuid.uuid4().hex}"
+    another process would repeat it and make a new append look like a retried one). 128
+    random bits as 32 hex digits, like the ``uuid4().hex`` it was, without building a UUID."""
+    return f"cmd_{os.urandom(16).hex()}"
 
 
 def error_text(exc: BaseException) -> str:

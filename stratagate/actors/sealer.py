@@ -8,6 +8,10 @@ is marked failed (interrupted) and retried by ``resume_pending_work``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from pydantic import TypeAdapter
+
 from projections.blocks import TailTurn, ThreadRecord, turn_digest
 from projections.jobs import INTERRUPTED
 from stratagate.actors.role import Role, Taken, error_text, handles
@@ -27,7 +31,7 @@ from stratagate.events import (
     SettingsChanged,
     TurnAppended,
 )
-from stratagate.events.payloads import MessageData, SummaryData, convert, convert_all
+from stratagate.events.payloads import MessageData, SummaryData, convert
 from stratagate.messages import (
     AppendTurn,
     AppendTurns,
@@ -48,6 +52,15 @@ class _SealFailure(Exception):
     def __init__(self, events: list[DomainEvent]) -> None:
         super().__init__("seal failed")
         self.events = events
+
+
+_STORED_MESSAGES = TypeAdapter(list[MessageData])
+
+
+def stored_messages(messages: Sequence[object]) -> list[MessageData]:
+    """``messages`` (validated ``RawMessage``s) as their stored form, in one pydantic call for
+    the list (``convert_all`` makes one per message: a quarter more instructions)."""
+    return _STORED_MESSAGES.validate_python(messages, from_attributes=True)
 
 
 class Sealer(Role):
@@ -104,7 +117,7 @@ class Sealer(Role):
     def _append_turns(self, turns: list[AppendTurn]) -> list[TurnAck]:
         self.refresh()
         blocks = self.state.blocks
-        stored = [convert_all(MessageData, item.messages) for item in turns]
+        stored = [stored_messages(item.messages) for item in turns]
         requests = [
             TurnRequest(
                 receipt_id=item.receipt_id,
@@ -243,7 +256,7 @@ class Sealer(Role):
             summarizer=describe(summarizer),
             l3_condensed=layers.l3_condensed,
             l4_readable=layers.l4_readable,
-            l5_raw=convert_all(MessageData, layers.l5_raw),
+            l5_raw=stored_messages(layers.l5_raw),
             at=self.options.now(),
         )
         return [started, sealed]

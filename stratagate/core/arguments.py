@@ -33,13 +33,16 @@ def check_argument(name: str, value: Any) -> None:
     """Refuse text that is not valid UTF-8 and nesting deeper than ``MAX_DEPTH``, anywhere in
     ``value`` (walked without recursion, so a 5,000-deep list is an input error, not a
     ``RecursionError``). Other types pass: the method's own rules judge them."""
+    kind = type(value)
+    if kind in _LEAVES or (kind is str and value.isascii()):  # most arguments: nothing to walk
+        return
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         if type(item) in _LEAVES:  # most values: no text, no children, no ABC check
             continue
         if isinstance(item, str):
-            if not _is_utf8(item):
+            if not item.isascii() and not _is_utf8(item):
                 raise InvalidInputError(
                     f"{name} holds text that is not valid UTF-8 (a lone surrogate)"
                 )

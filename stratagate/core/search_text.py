@@ -25,10 +25,12 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable
-
-import jieba
+from typing import TYPE_CHECKING
 
 from stratagate.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    import jieba
 
 _HAN = "\u3005\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 # A Han character is an assigned letter/digit (``[^\W_]``) in a Han block; unassigned code
@@ -57,10 +59,13 @@ _segmenter_lock = threading.Lock()
 
 
 def _jieba() -> jieba.Tokenizer:
-    """The shared jieba tokenizer, built (quietly) on first use."""
+    """The shared jieba tokenizer, built (quietly) on first use: jieba is imported only then,
+    so a process that never meets Han text does not pay for its import."""
     global _segmenter
     with _segmenter_lock:
         if _segmenter is None:
+            import jieba
+
             jieba.setLogLevel(logging.WARNING)
             tokenizer = jieba.Tokenizer()
             tokenizer.initialize()
@@ -150,7 +155,8 @@ def weighted_tokens(fields: Iterable[tuple[str, int]]) -> list[str]:
             raise InvalidInputError(f"field text must be a string, got {type(text).__name__}")
         if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
             raise InvalidInputError(f"field weight must be an int >= 0, got {weight!r}")
-        tokens.extend(search_tokens(text) * weight)
+        if text and weight:  # most of a card's fields are empty: nothing to tokenize
+            tokens.extend(search_tokens(text) * weight)
     return tokens
 
 

@@ -56,25 +56,38 @@ def encode(event: DomainEvent, event_id: str) -> NewEvent:
     return encode_all([event], [event_id], None)[0]
 
 
+ENCODE_CHUNK = 512
+"""Events dumped, encrypted and encoded together: a large batch's intermediate JSON data is
+never held whole, only its final rows."""
+
+
 def encode_all(
     events: Sequence[DomainEvent], event_ids: Sequence[str], keys: NamespaceKeys | None
 ) -> list[NewEvent]:
     """The rows to append for ``events``, content fields encrypted with ``keys`` (when
     given) before the payload text is made, so the hash chain covers the ciphertext."""
-    dumps = [event.model_dump(mode="json") for event in events]
-    if keys is not None:
-        encrypt_content(
-            keys, ((event.type, data) for event, data in zip(events, dumps, strict=True))
+    if len(event_ids) != len(events):
+        raise ValueError(f"{len(event_ids)} event ids for {len(events)} events")
+    rows: list[NewEvent] = []
+    for start in range(0, len(events), ENCODE_CHUNK):
+        chunk = events[start : start + ENCODE_CHUNK]
+        dumps = [event.model_dump(mode="json") for event in chunk]
+        if keys is not None:
+            encrypt_content(
+                keys, ((event.type, data) for event, data in zip(chunk, dumps, strict=True))
+            )
+        rows.extend(
+            NewEvent(
+                event_id=event_id,
+                event_type=event.type,
+                schema_version=type(event).schema_version,
+                payload=canonical_json(data),
+            )
+            for event, event_id, data in zip(
+                chunk, event_ids[start : start + ENCODE_CHUNK], dumps, strict=True
+            )
         )
-    return [
-        NewEvent(
-            event_id=event_id,
-            event_type=event.type,
-            schema_version=type(event).schema_version,
-            payload=canonical_json(data),
-        )
-        for event, event_id, data in zip(events, event_ids, dumps, strict=True)
-    ]
+    return rows
 
 
 def open_data(event_type: str, payload: str | bytes, keys: NamespaceKeys | None) -> dict[str, Any]:
@@ -170,6 +183,7 @@ for _claim in ("SealStarted", "ExtractionStarted", "ProjectionClaimed"):
 
 
 __all__ = [
+    "ENCODE_CHUNK",
     "UPCASTERS",
     "canonical_json",
     "decode",

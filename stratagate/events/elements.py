@@ -12,7 +12,9 @@ from stratagate.events.payloads import PlanData
 
 @register
 class ProjectionQueued(DomainEvent):
-    """A projection job for events that are already durable in the log."""
+    """A projection job for events that are already durable in the log, or made durable by
+    the same append: the extractor appends an ``add_events`` batch's job with its cards, on
+    the extraction stream (one commit); the projector queues every other group, on its own."""
 
     stream = ELEMENTS
     type: Literal["ProjectionQueued"] = "ProjectionQueued"

@@ -189,13 +189,11 @@ class MemoryView:
         record = self.state.events.records.get(event_id)
         if record is None:
             raise UnknownIdError(f"unknown event id {event_id!r}")
-        return record.card.model_copy(
-            update={
-                "status": record.status,
-                "superseded_by": record.superseded_by,
-                "weight": self._weight(event_id, record.card.weight),
-                "updated_at": record.updated_at,
-            }
+        return record.card.model(
+            status=record.status,
+            superseded_by=record.superseded_by,
+            weight=self._weight(event_id, record.card.weight),
+            updated_at=record.updated_at,
         )
 
     def _weight(self, memory_id: str, initial: MemoryWeight | None = None) -> MemoryWeight:
@@ -263,7 +261,9 @@ class MemoryView:
                     picked[event_id] = None
             chosen = sorted(picked, key=self.state.events.rank.__getitem__)
         return [
-            TimelineEntry(id=e, title=records[e].card.title, temporal=records[e].card.temporal)
+            TimelineEntry(
+                id=e, title=records[e].card.title, temporal=records[e].card.temporal_model()
+            )
             for e in chosen
         ]
 

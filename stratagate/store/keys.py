@@ -40,6 +40,11 @@ MASTER_KEY_ENV = "STRATAGATE_MASTER_KEY"
 ENCRYPTION_ENV = "STRATAGATE_ENCRYPTION"
 BLOB_MAGIC = b"SGENC1"
 _NONCE = 12
+CIPHER_CACHE = 1024
+"""Ciphers kept ready per namespace. Each holds an AES context outside Python's heap (about
+2.7 KB): with a key per card, caching every one grew a namespace of 20k cards by 54 MiB, and
+a card's key is seldom used again once its card is written. An evicted cipher is rebuilt from
+its key row (kept whole) when it is needed."""
 
 
 class MasterKey:
@@ -152,6 +157,28 @@ def _name_of(key_id: str) -> tuple[str, int]:
     return name, int(generation)
 
 
+class CipherCache:
+    """Ciphers by key id (``None``: a destroyed key), the oldest dropped beyond
+    ``CIPHER_CACHE`` (each is rebuilt from its key row when asked for again)."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, DataCipher | None] = {}
+
+    def __contains__(self, key_id: object) -> bool:
+        return key_id in self._items
+
+    def get(self, key_id: str) -> DataCipher | None:
+        return self._items.get(key_id)
+
+    def put(self, key_id: str, cipher: DataCipher | None) -> DataCipher | None:
+        """Keep ``cipher`` for ``key_id``; returns it."""
+        items = self._items
+        items[key_id] = cipher
+        if len(items) > CIPHER_CACHE:
+            del items[next(iter(items))]
+        return cipher
+
+
 class NamespaceKeys:
     """The data keys of one namespace by name (``thread:<id>``, ``event:<id>``, …): the
     active cipher of a name (made and stored when there is none), the cipher of a key id, and
@@ -162,7 +189,7 @@ class NamespaceKeys:
         self.keyring = keyring
         self.namespace = namespace
         self._rows: dict[str, DataKey] = {}
-        self._ciphers: dict[str, DataCipher | None] = {}
+        self._ciphers = CipherCache()
         self._active: dict[str, str] = {}
         self._generation: dict[str, int] = {}
         self._new: list[DataKey] = []
@@ -184,7 +211,7 @@ class NamespaceKeys:
             key_id = self._create(name)
         cipher = self._ciphers.get(key_id)
         if cipher is None:
-            cipher = self._ciphers[key_id] = self._build(self._rows[key_id])
+            cipher = self._ciphers.put(key_id, self._build(self._rows[key_id]))
         assert cipher is not None
         return cipher
 
@@ -201,7 +228,7 @@ class NamespaceKeys:
             created_at=format_utc(utc_now()),
         )
         self._rows[key_id] = row
-        self._ciphers[key_id] = DataCipher(key_id, material)
+        self._ciphers.put(key_id, DataCipher(key_id, material))
         self._active[name] = key_id
         self._generation[name] = generation
         self._new.append(row)
@@ -248,7 +275,7 @@ class NamespaceKeys:
     def opener(self, key_id: Any) -> DataCipher | None:
         """The cipher of key ``key_id``; ``None`` when that key was destroyed."""
         if key_id in self._ciphers:
-            return self._ciphers[key_id]
+            return self._ciphers.get(key_id)
         row = self._rows.get(key_id)
         if row is None:
             self._load()  # another process may have made it since
@@ -257,9 +284,7 @@ class NamespaceKeys:
             raise StorageError(
                 f"namespace {self.namespace!r}: data key {key_id!r} is missing from the key table"
             )
-        cipher = None if row.material is None else self._build(row)
-        self._ciphers[key_id] = cipher
-        return cipher
+        return self._ciphers.put(key_id, None if row.material is None else self._build(row))
 
     # -- the key table ----------------------------------------------------------------------
 
@@ -267,7 +292,7 @@ class NamespaceKeys:
         rows = self.keyring.store.load_keys(self.namespace)
         self.keyring.check_master(rows)
         self._rows = {row.key_id: row for row in rows}
-        self._ciphers = {}
+        self._ciphers = CipherCache()
         self._active = {}
         self._generation = {}
         for row in rows:
@@ -296,7 +321,8 @@ class NamespaceKeys:
     def forget(self) -> None:
         """Drop every cached key: the next use reads the key table again."""
         with self.lock:
-            self._rows, self._ciphers, self._active, self._generation = {}, {}, {}, {}
+            self._rows, self._active, self._generation = {}, {}, {}
+            self._ciphers = CipherCache()
             self._loaded = False
 
 

@@ -127,7 +127,7 @@ class SqlEventStore:
         self._file_backed = engine.dialect.name == "sqlite" and not is_shared_memory(engine)
         self.counters = StoreCounters()
         event.listen(engine, "before_cursor_execute", self.counters.count_statement)
-        self._probe = _HeadProbe(engine.url.database) if self._file_backed else None
+        self._writer = _Writer(engine, self.url) if self._file_backed and not read_only else None
         self._turns = _ENGINE_TURNS.setdefault(engine, threading.RLock())
         self._held = threading.local()
         """PostgreSQL: the namespaces whose decision lock this thread holds, and how deep."""
@@ -218,18 +218,14 @@ class SqlEventStore:
         lease: Lease | None,
         fence: Fence | None,
     ) -> list[StoredEvent]:
-        """``_append_in`` on a SQLite file, on the pooled driver connection itself: the same
+        """``_append_in`` on a SQLite file, on the store's own writer connection: the same
         statements, ``BEGIN IMMEDIATE`` and a commit at ``synchronous=FULL``, without
-        SQLAlchemy's connection, transaction and result objects around each statement (most
-        of an append's time outside SQLite, measured in ``docs/BENCHMARKS.md``)."""
-        assert self._writers is not None
-        with self._writers.turn():
-            try:
-                raw = self.engine.raw_connection()
-            except SQLAlchemyError as exc:
-                raise StorageError(f"event store {self.url} failed: {_detail(exc)}") from exc
-            driver = raw.driver_connection
-            assert isinstance(driver, sqlite3.Connection)
+        SQLAlchemy's pool, connection, transaction and result objects around them (most of
+        an append's time outside SQLite, measured in ``docs/BENCHMARKS.md``)."""
+        assert self._writers is not None and self._writer is not None
+        writer = self._writer
+        with self._writers.turn(), writer.lock:
+            driver = writer.connection()
             cursor: sqlite3.Cursor | None = None
             try:
                 cursor = driver.cursor()
@@ -239,6 +235,8 @@ class SqlEventStore:
                     run, namespace, stream, batch, expected_version, lease, fence
                 )
                 driver.execute("COMMIT")
+                if run.head is not None:
+                    writer.appended(namespace, run.head)
                 return rows
             except sqlite3.IntegrityError as exc:
                 raise StorageConflictError(
@@ -247,14 +245,16 @@ class SqlEventStore:
             except sqlite3.Error as exc:
                 raise StorageError(f"event store {self.url} failed: {exc}") from exc
             finally:
-                # refused or failed: nothing of it stays (a connection that cannot even roll
-                # back is dropped by the pool, whose reset on return fails too)
-                with contextlib.suppress(sqlite3.Error):
+                # refused or failed: nothing of it stays, and a connection that cannot even
+                # roll back is not used again (the next append opens another)
+                try:
                     if driver.in_transaction:
+                        writer.forget()
                         driver.execute("ROLLBACK")
                     if cursor is not None:
                         cursor.close()
-                raw.close()  # back to the pool
+                except sqlite3.Error:
+                    writer.close()
 
     def _append_in(
         self,
@@ -281,14 +281,18 @@ class SqlEventStore:
         # assume: docs/OPERATIONS.md.)
         if sql.namespace_lock is not None:  # PostgreSQL
             run.one(sql.namespace_lock, key)
-        head = run.one(sql.head, key)
-        if lease is not None:
-            row = run.one(sql.lease_epoch, {"ns": lease.namespace})
-            _check_lease(lease, None if row is None else (row[0], row[1]))
-        found = run.one(sql.state, {**key, "stream": stream})
+        # the heads row, the lease and the stream's state in one statement
+        found = run.one(
+            sql.before_append,
+            {**key, "stream": stream, "lns": namespace if lease is None else lease.namespace},
+        )
         assert found is not None
-        current = found[0] or 0
-        _check_head(namespace, head, found[1], found[2])
+        *state, last_position, last_hash, count, epoch, released = found
+        head = None if last_position is None else (last_position, last_hash, count)
+        if lease is not None:
+            _check_lease(lease, None if epoch is None else (epoch, released))
+        current = state[0] or 0
+        _check_head(namespace, head, state[1], state[2])
         if expected_version is not None and expected_version != current:
             stored = {
                 row[4]: StoredEvent(*row)
@@ -309,7 +313,7 @@ class SqlEventStore:
             drawn = run.all(sql.next_positions, {"n": len(batch)})
             positions = sorted(int(value) for (value,) in drawn)
         else:
-            first = (found[3] or 0) + 1
+            first = (state[3] or 0) + 1
             positions = list(range(first, first + len(batch)))
         rows = seal_batch(
             batch,
@@ -322,6 +326,7 @@ class SqlEventStore:
         )
         run.many(sql.insert_events, [_columns(row) for row in rows])
         last = rows[-1]
+        run.head = last.global_position
         values = {**key, "position": last.global_position, "hash": last.hash}
         if head is None:
             run.many(sql.insert_head, [{**values, "count": len(rows)}])
@@ -338,9 +343,13 @@ class SqlEventStore:
 
         A lease a live holder of another process keeps raises ``WriterBusyError`` naming it;
         one whose holder is gone (or this very process) is taken over.
+
+        Lease writes commit without waiting for the disk (``durable=False``): an append under
+        the new epoch is a durable commit after it in the write-ahead log, so it makes the
+        epoch durable too; a lost release or renewal only looks like a holder that is gone.
         """
         check_name("namespace", namespace)
-        with self._transaction(write=True) as conn:
+        with self._transaction(write=True, durable=False) as conn:
             self._lock_namespace(conn, namespace)
             row = conn.execute(
                 select(schema.leases).where(schema.leases.c.namespace == namespace)
@@ -376,7 +385,7 @@ class SqlEventStore:
 
     def renew_lease(self, lease: Lease) -> None:
         """Keep ``lease`` alive for holders on other hosts; ``FencedWriterError`` if lost."""
-        with self._transaction(write=True) as conn:
+        with self._transaction(write=True, durable=False) as conn:
             done = conn.execute(
                 schema.leases.update()
                 .where(
@@ -391,7 +400,7 @@ class SqlEventStore:
 
     def release_lease(self, lease: Lease) -> None:
         """Give ``lease`` up (a no-op when it was already taken over)."""
-        with self._transaction(write=True) as conn:
+        with self._transaction(write=True, durable=False) as conn:
             conn.execute(
                 schema.leases.update()
                 .where(
@@ -424,9 +433,9 @@ class SqlEventStore:
         """The ``global_position`` of the namespace's last row (0 when empty): the cheap probe
         a handle asks before catching up (one indexed read, no expression to build)."""
         check_name("namespace", namespace)
-        if self._probe is not None and not self.read_only:
+        if self._writer is not None:
             self._ensure_open()
-            return self._probe.head(namespace)
+            return self._writer.head(namespace)
         with self._transaction(write=False) as conn:
             row = conn.exec_driver_sql(self._sql.head, {"ns": namespace}).first()
         return int(row[0]) if row else 0
@@ -791,8 +800,8 @@ class SqlEventStore:
     def close(self) -> None:
         """Release connections; the store is unusable afterwards."""
         self._closed = True
-        if self._probe is not None:
-            self._probe.close()
+        if self._writer is not None:
+            self._writer.close()
         for queue in (self._writers, self._decisions):
             if queue is not None:
                 queue.close()
@@ -883,6 +892,8 @@ class _Run:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
+        self.head: int | None = None
+        """The namespace's head once this append wrote its rows."""
 
     def one(self, statement: str, params: dict[str, Any]) -> Sequence[Any] | None:
         return self.conn.exec_driver_sql(statement, params).first()
@@ -901,6 +912,8 @@ class _DriverRun:
     def __init__(self, cursor: sqlite3.Cursor, counters: StoreCounters) -> None:
         self.cursor = cursor
         self.counters = counters
+        self.head: int | None = None
+        """The namespace's head once this append wrote its rows."""
 
     def one(self, statement: str, params: dict[str, Any]) -> Sequence[Any] | None:
         self.counters.statements += 1
@@ -1011,39 +1024,76 @@ class _FileQueue:
             self._descriptor = None
 
 
-class _HeadProbe:
-    """A SQLite file's namespace heads read on a connection of their own, in autocommit: a
-    handle asks before every decision whether another process appended, and through the pool
-    and a transaction that question cost several times more (timed ad hoc over 2,000 calls on
-    one file: 130 µs through the pool, 17 µs here)."""
+class _Writer:
+    """A SQLite file's own writer connection, taken from the engine's pool once (so it has the
+    pool's pragmas: WAL, ``synchronous=FULL``, the busy timeout) and kept out of it: durable
+    appends run on it with ``BEGIN IMMEDIATE`` … ``COMMIT``, and it answers the head probes a
+    handle asks before every decision. Through the pool an append paid for a checkout, a
+    reset and a return around its statements, and a probe for a read of the heads table.
 
-    def __init__(self, path: str | None) -> None:
-        self.path = path or ""
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+    Head probes use ``PRAGMA data_version``, which changes when *another* connection — of
+    this process or any other — commits, never for this one's own commits. So the heads this
+    connection read or wrote itself stay true while the version stands; a changed version
+    drops them all and the head is read again. Never used across a fork: a child takes a
+    connection of its own."""
+
+    def __init__(self, engine: Engine, url: str) -> None:
+        self._engine = engine
+        self._url = url
+        self.lock = threading.RLock()
+        self._driver: sqlite3.Connection | None = None
         self._pid = 0
-        self._sql = f"SELECT last_position FROM {schema.heads.name} WHERE namespace = ?"
+        self._version: int | None = None
+        self._heads: dict[str, int] = {}
+        self._head_sql = f"SELECT last_position FROM {schema.heads.name} WHERE namespace = ?"
+
+    def connection(self) -> sqlite3.Connection:
+        """The connection (made on first use, and again in a forked child); hold ``lock``."""
+        if self._driver is None or self._pid != os.getpid():
+            try:
+                raw = self._engine.raw_connection()
+            except SQLAlchemyError as exc:
+                raise StorageError(f"event store {self._url} failed: {_detail(exc)}") from exc
+            driver = raw.driver_connection
+            assert isinstance(driver, sqlite3.Connection)
+            raw.detach()  # this store's own from now on: the pool neither resets nor reuses it
+            self._driver, self._pid = driver, os.getpid()
+            self._version, self._heads = None, {}
+        return self._driver
 
     def head(self, namespace: str) -> int:
-        with self._lock:
+        """The namespace's head: remembered while no other connection has committed."""
+        with self.lock:
             try:
-                if self._conn is None or self._pid != os.getpid():  # never across a fork
-                    self._conn = sqlite3.connect(
-                        self.path, isolation_level=None, check_same_thread=False, timeout=30
-                    )
-                    self._pid = os.getpid()
-                # fetchall finishes the statement: one left open would keep its read
+                driver = self.connection()
+                # fetchall finishes each statement: one left open would keep its read
                 # transaction, and every later probe would see that old snapshot
-                rows = self._conn.execute(self._sql, (namespace,)).fetchall()
+                ((version,),) = driver.execute("PRAGMA data_version").fetchall()
+                if version != self._version:
+                    self._version, self._heads = version, {}
+                found = self._heads.get(namespace)
+                if found is None:
+                    rows = driver.execute(self._head_sql, (namespace,)).fetchall()
+                    found = self._heads[namespace] = int(rows[0][0]) if rows else 0
             except sqlite3.Error as exc:
                 raise StorageError(f"reading the head of {namespace!r} failed: {exc}") from exc
-        return int(rows[0][0]) if rows else 0
+        return found
+
+    def appended(self, namespace: str, head: int) -> None:
+        """This connection committed ``namespace`` up to ``head`` (which moves no version)."""
+        if self._version is not None:
+            self._heads[namespace] = head
+
+    def forget(self) -> None:
+        """Drop the remembered heads (after a failed or refused append)."""
+        self._heads = {}
 
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
-                self._conn.close()
-            self._conn = None
+        with self.lock:
+            if self._driver is not None and self._pid == os.getpid():
+                with contextlib.suppress(sqlite3.Error):
+                    self._driver.close()
+            self._driver = None
 
 
 class StoreCounters:

@@ -3,8 +3,9 @@
 Appends and catch-up reads run these with ``exec_driver_sql``: the text goes to the driver
 as it is (its statement cache does the rest), with no SQLAlchemy expression to build, coerce
 and cache-key per call — which is what an append cost before (about 20 statements a turn, their
-building dominating). A durable append to a SQLite file goes further and runs them on the pooled
-``sqlite3`` connection's own cursor (``SqlEventStore._append_on_driver``). Everything else in the store (layout, snapshots, audits) stays in
+building dominating). A durable append to a SQLite file goes further and runs them on the store's
+own ``sqlite3`` writer connection (``SqlEventStore._append_on_driver``), the checks before it
+in one statement (``before_append``). Everything else in the store (layout, snapshots, audits) stays in
 SQLAlchemy Core, where clarity is worth more than microseconds.
 """
 
@@ -36,8 +37,10 @@ class Statements:
     """The hot-path SQL of one dialect (parameters by name)."""
 
     head: str
-    state: str
-    lease_epoch: str
+    before_append: str
+    """What an append checks, in one statement: the stream's version, the namespace's last
+    row (position, hash), on SQLite the log's last position; then the namespace's heads row
+    (position, hash, count: NULL when none) and the lease of ``lns`` (epoch, released)."""
     insert_events: str
     insert_head: str
     update_head: str
@@ -95,6 +98,14 @@ def _build(
         f"({last_of_namespace.format(col='hash')})"
         f"{global_max}"
     )
+    ns, lns = param("ns"), param("lns")
+    before_append = (
+        f"SELECT {state.removeprefix('SELECT ')}, "
+        "h.last_position, h.last_hash, h.event_count, "
+        f"(SELECT epoch FROM {leases} WHERE namespace = {lns}), "
+        f"(SELECT released FROM {leases} WHERE namespace = {lns}) "
+        f"FROM (SELECT 1) AS one LEFT JOIN {heads} AS h ON h.namespace = {ns}"
+    )
     read = f"SELECT {columns} FROM {events} WHERE global_position > {param('after')}"
     in_namespace = f"{read} AND namespace = {param('ns')} ORDER BY global_position"
     everything = f"{read} ORDER BY global_position"
@@ -105,8 +116,7 @@ def _build(
             f"SELECT last_position, last_hash, event_count FROM {heads} "
             f"WHERE namespace = {param('ns')}"
         ),
-        state=state,
-        lease_epoch=(f"SELECT epoch, released FROM {leases} WHERE namespace = {param('ns')}"),
+        before_append=before_append,
         insert_events=f"INSERT INTO {events} ({columns}) VALUES ({values})",
         insert_head=(
             f"INSERT INTO {heads} (namespace, last_position, last_hash, event_count) "

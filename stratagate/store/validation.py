@@ -76,9 +76,16 @@ def is_count(value: object) -> bool:
 
 
 def check_name(what: str, value: object) -> None:
+    if isinstance(value, str) and _usual(value):
+        return
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"{what} must be a non-empty string, not {value!r}")
     check_storable(what, value)
+
+
+def _usual(name: str) -> bool:
+    """The usual name: non-blank ASCII (so valid UTF-8) text without NUL."""
+    return name.isascii() and name != "" and not name.isspace() and "\x00" not in name
 
 
 def check_storable(what: str, value: str) -> None:

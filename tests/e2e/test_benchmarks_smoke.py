@@ -88,9 +88,10 @@ def test_bench_concurrency_loses_and_doubles_nothing(tmp_path: Path) -> None:
 def test_bench_ingest_batches_per_conversation_in_memory(tmp_path: Path) -> None:
     report = bench(
         tmp_path, "bench_ingest", "--conversations", "2", "--layout", "per-conversation",
-        "--store", "memory", "--batch", "32", "--models", "none",
+        "--store", "memory", "--batch", "32", "--models", "none", "--gc-freeze",
     )  # fmt: skip
     assert report["verified"] is True and report["sizes"]["batch"] == 32
+    assert report["sizes"]["gc_freeze"] is True
     assert report["memory"]["revision"] > report["sizes"]["turns"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -130,6 +131,44 @@ def test_a_write_from_a_superseded_epoch_never_lands(ray_cluster: None, tmp_path
     finally:
         release.touch()
         memory.close()
+
+
+def test_passivating_a_busy_namespace_holds_up_no_activation(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    """The directory passivates a namespace whose host is inside a model call for it (the
+    release has to wait for that call); meanwhile another namespace is activated at once, not
+    after the call ends — and a release that ends late takes nothing from a newer activation."""
+    database = str(tmp_path / "busy.db")
+    announce, release = tmp_path / "in-call", tmp_path / "go-on"
+    summarizer = SlowOn(TitleSummarizer(), "slow", str(announce), str(release), limit=600)
+    options = {"runtime": "ray", "block_turn_size": 1, "max_live_namespaces": 1}
+    busy = StrataGate.open(database, "busy", summarizer=summarizer, **options)
+    opened: list[StrataGate] = []
+    try:
+        busy.append_turn("a slow one", "ok", wait=False)
+        wait_for(announce)  # the host serving 'busy' waits in the summarizer
+        threading.Thread(target=busy._runtime.passivate, daemon=True).start()
+        opener = threading.Thread(
+            target=lambda: opened.append(StrataGate.open(database, "other", **options)),
+            daemon=True,
+        )
+        opener.start()
+        opener.join(timeout=180)  # a hang guard: the summarizer waits up to 600 s
+        assert opened, "activating 'other' waited for the busy namespace's release"
+        assert not release.exists()  # the call is still under way
+        opened[0].append_turn("other note", "ok")
+        release.touch()
+        with contextlib.suppress(StrataGateError):  # its lease moved on: the seal is refused
+            busy.drain(timeout=120)
+        busy.append_turn("after", "ok")  # re-activated under a newer lease
+        assert busy.verify().ok and opened[0].verify().ok
+        assert opened[0].turn == 1
+    finally:
+        release.touch()
+        busy.close()
+        for memory in opened:
+            memory.close()
 
 
 def test_sigkill_of_a_recycled_actor_loses_nothing(ray_cluster: None, tmp_path: Path) -> None:

@@ -99,3 +99,19 @@ def test_a_key_destroyed_while_the_writer_folds_voids_its_snapshot(tmp_path: Pat
                 assert restored.digests() == replay(store, "w", until=stored.position).digests()
     finally:
         first.close()
+
+
+def test_a_new_namespace_counts_its_own_rows_not_the_databases(tmp_path: Path) -> None:
+    """Positions are global to the database: a namespace opened after others wrote many rows
+    asks for no snapshot after its first few turns (it did at every first append, issue 26)."""
+    database = str(tmp_path / "memory.db")
+    with StrataGate.open(database, "busy", snapshot_every=10, block_turn_size=50) as memory:
+        turns(memory, 25)  # 25+ rows of another namespace
+    with StrataGate.open(database, "new", snapshot_every=10, block_turn_size=50) as memory:
+        turns(memory, 3)
+        writer = writer_of(memory)
+        writer.join()
+        assert writer.counters.written == 0
+        turns(memory, 12)  # past snapshot_every of its own rows: now it asks
+        writer.join()
+        assert writer.counters.written >= 1

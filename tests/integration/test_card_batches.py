@@ -56,18 +56,34 @@ def test_add_events_queues_one_job_for_the_batch(memory: StrataGate) -> None:
     assert memory.verify().ok  # the folded log gives the live state back
 
 
-def test_a_batch_left_unqueued_gets_one_job_after_a_reopen(
+def test_the_cards_and_their_job_are_one_commit(memory: StrataGate, tmp_path: Path) -> None:
+    """The extractor's answer to ``AddEvents`` alone (no flow after it) already holds the
+    batch's job: a handle gone right after the append leaves no card unqueued."""
+    inputs = [EventCardInput.model_validate(c) for c in cards(block(memory), 7)]
+    added = memory._runtime.deliver(AddEvents(events=inputs))
+    [job] = memory.list_element_projection_jobs()
+    assert job.source_event_ids == [c.id for c in added] and job.status == "pending"
+    with StrataGate.open(str(tmp_path / "memory.db"), "test") as again:
+        assert again.list_element_projection_jobs() == [job]
+        assert again.verify().ok
+
+
+def test_a_batch_of_an_older_log_gets_one_job_after_a_reopen(
     memory: StrataGate, tmp_path: Path
 ) -> None:
-    """Cards appended, the handle gone before queueing: the next handle queues one job."""
-    inputs = [EventCardInput.model_validate(c) for c in cards(block(memory), 7)]
-    added = memory._runtime.deliver(AddEvents(events=inputs))  # the cards only, no queueing
-    assert memory.list_element_projection_jobs() == []
+    """Cards an older version appended without their job: the next handle queues one job."""
+    template = convert(CardData, memory.add_event(cards(block(memory), 1)[0]))
+    old = [template.model_copy(update={"id": f"evt_old_{i}"}) for i in range(7)]
+    memory._runtime.live.append(  # type: ignore[attr-defined]
+        EXTRACTION,
+        [EventAdded(event=card, origin="manual", at=T0) for card in old],
+        command_id="older-add-events",
+    )
     with StrataGate.open(str(tmp_path / "memory.db"), "test") as again:
         again.add_event(cards(block(again), 1, start=7)[0])
         jobs = again.list_element_projection_jobs()
-        assert sorted(len(job.source_event_ids) for job in jobs) == [1, 7]
-        assert [c.id for c in added] in [job.source_event_ids for job in jobs]
+        assert sorted(len(job.source_event_ids) for job in jobs) == [1, 1, 7]
+        assert [c.id for c in old] in [job.source_event_ids for job in jobs]
         assert again.verify().ok
 
 

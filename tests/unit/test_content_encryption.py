@@ -162,3 +162,27 @@ def test_a_wrapped_key_needs_its_master_key() -> None:
             row.payload,
             Keyring(store, master=MasterKey(bytes([1]) * 32), encrypt=True).of("ns"),
         )
+
+
+def test_a_card_key_past_the_cipher_cache_still_opens_and_still_erases() -> None:
+    """One key per card, more cards than ciphers kept ready: the first card's content opens
+    on the same handle (its cipher rebuilt from its wrapped key row), and once the key table
+    holds its tombstone, it reads as redacted there too."""
+    from stratagate.events import EventAdded
+    from stratagate.store.keys import CIPHER_CACHE
+
+    store = InProcessEventStore()
+    keys = Keyring(store, master=MasterKey(bytes(32)), encrypt=True).of("ns")
+    card = build("EventAdded", SECRET).event  # type: ignore[attr-defined]
+    events = [
+        EventAdded(event=card.model_copy(update={"id": f"evt_{i}"}), at=card.created_at)
+        for i in range(CIPHER_CACHE + 10)
+    ]
+    rows = encode_all(events, [f"e:{i}" for i in range(len(events))], keys)
+    assert "event:evt_0@1" not in keys._ciphers  # evicted: the test covers the rebuild
+    assert decode_payload("EventAdded", 1, rows[0].payload, keys) == events[0]
+    store.shred("ns", ["event:evt_0@1"], "2026-01-01T00:00:00Z")
+    keys.forget()
+    erased = decode_payload("EventAdded", 1, rows[0].payload, keys)
+    assert erased.event.title == ERASED  # type: ignore[attr-defined]
+    assert decode_payload("EventAdded", 1, rows[-1].payload, keys) == events[-1]

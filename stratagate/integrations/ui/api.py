@@ -356,7 +356,7 @@ def source_of(view: MemoryView, memory_id: str) -> Json:
 
 def cited_messages(view: MemoryView, event_id: str) -> list[str]:
     record = view.state.events.records.get(event_id)
-    return [] if record is None else record.card.source_message_ids
+    return [] if record is None else list(record.card.source_message_ids)
 
 
 def messages(view: MemoryView, ids: Iterable[str]) -> list[Json]:

@@ -1,0 +1,66 @@
+"""The hot path's shortcuts decide exactly as the general rules they stand in front of."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stratagate.core.arguments import check_argument
+from stratagate.errors import InvalidInputError
+from stratagate.store.validation import check_name
+from stratagate.timeutil import STRFTIME_UTC, ensure_utc, format_utc
+
+ZONES = st.sampled_from(
+    [None, UTC, timezone(timedelta(hours=5, minutes=30)), timezone(-timedelta(hours=9))]
+)
+TEXT = st.one_of(
+    st.text(),
+    st.text(alphabet=st.sampled_from(" \t\n\x00\x1fab\u00e9\u3000\ud800")),
+    st.sampled_from(["", " ", "\x00", "ns", "a\x00b", "\ud800", " \u3000 ", "é"]),
+)
+
+
+@given(st.datetimes(min_value=datetime(1000, 1, 2), timezones=ZONES))
+def test_format_utc_writes_what_strftime_writes(value: datetime) -> None:
+    assert format_utc(value) == ensure_utc(value).strftime(STRFTIME_UTC)
+
+
+def verdict(check: object, *args: object) -> str | None:
+    try:
+        check(*args)  # type: ignore[operator]
+    except InvalidInputError as exc:
+        return str(exc)
+    return None
+
+
+def slow_check_name(what: str, value: object) -> None:
+    """``check_name`` as it was before its shortcut."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{what} must be a non-empty string, not {value!r}")
+    if "\x00" in value:
+        raise InvalidInputError(f"{what} must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(f"{what} is not valid Unicode text: {exc.reason}") from exc
+
+
+@given(st.one_of(TEXT, st.none(), st.integers()))
+def test_check_name_decides_as_the_full_rule(value: object) -> None:
+    assert verdict(check_name, "name", value) == verdict(slow_check_name, "name", value)
+
+
+@given(st.one_of(TEXT, st.lists(TEXT, max_size=3), st.dictionaries(TEXT, TEXT, max_size=3)))
+def test_check_argument_refuses_exactly_the_text_that_is_not_utf8(value: object) -> None:
+    texts = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+    if isinstance(value, dict):
+        texts = [*value.keys(), *value.values()]
+    bad = any("\ud800" in text for text in texts)
+    if bad:
+        with pytest.raises(InvalidInputError, match="UTF-8"):
+            check_argument("value", value)
+    else:
+        check_argument("value", value)
