@@ -89,8 +89,15 @@ _NAMED = re.compile(r"(?<=[\w,;:)\"'] )([A-Z][\w'’-]*)\b(?! *[!,?])|\d")
 """A capitalised word that follows a word inside a sentence (not its first word) and is not
 followed by "!", "," or "?" (a greeted person: "Thanks Mel!", "hey Jon,"), or a digit."""
 _NOT_NAMES = frozenset(
-    {"I", "I'm", "I've", "I'd", "I'll", "I’m", "I’ve", "I’d", "I’ll", "OK", "Ok"}
+    {
+        *("I", "I'm", "I've", "I'd", "I'll", "I’m", "I’ve", "I’d", "I’ll", "OK", "Ok"),
+        *("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+        *("January", "February", "March", "April", "May", "June", "July", "August"),
+        *("September", "October", "November", "December"),
+    }
 )
+"""Capitalised words that name no thing: "I" and its contractions, "OK", the days of the
+week and the months (capitalised by convention; they say when, not what)."""
 
 
 def names_thing(text: str, people: frozenset[str] = frozenset()) -> bool:

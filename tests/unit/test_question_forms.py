@@ -87,6 +87,7 @@ def test_messages_about_the_listener_say_you_more_than_i(text: str, expected: bo
         ("Thanks Mel! That is so kind", False),  # a greeted person
         ("Hey Jon, how are you?", False),
         ("That sounds lovely, Caroline.", False),  # a speaker's name, given as people
+        ("Interviews start next Monday, in May", False),  # days and months say when
     ],
 )
 def test_a_message_names_a_thing_by_a_name_inside_a_sentence_or_a_number(
