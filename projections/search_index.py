@@ -114,6 +114,12 @@ RAW_LISTENER_FACTOR = 0.9
 """Raw search: the factor on the final score of a named speaker's message (not a report) that
 speaks of the listener more than of the speaker ("your recipe looks great, you must ...";
 ``MessageForms.about_listener``): it is about the other person's things."""
+RAW_NAMING_BOOST = 1.3
+"""Raw search: the factor on the final score of a message that names a concrete thing (a
+capitalised word inside a sentence other than a speaker's name, or a number;
+``MessageForms.names_thing``): of several turns on one topic, the one that names the
+thing ("we went to see Hamilton") answers what a person did, read or saw; topic talk
+("painting is so relaxing") does not."""
 RAW_REPLY_SHARE = 0.4
 """Raw search: the share of a candidate's score its reply gains, when the candidate asks
 something (has a ``?``): the answer to a question sits in the reply."""
@@ -191,12 +197,12 @@ class SearchIndex(ReadModel):
     """Three inverted indexes and the structured lookups beside them."""
 
     name = "search"
-    version = 8
+    version = 9
     """2: stemmed terms and a speakers table; 3: element name and type tables; 4: compact
     postings; 5: renamed elements' facts re-indexed in plan order, not hash order; 6: each
     message's reply; 7: each index's postings as three arrays; 8: the self-describing, mostly
-    asking, reporting and listener-directed messages (older snapshots are ignored and
-    replayed)."""
+    asking, reporting and listener-directed messages; 9: the messages naming a concrete thing
+    (older snapshots are ignored and replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
@@ -222,6 +228,8 @@ class SearchIndex(ReadModel):
         self._listener: set[str] = set()
         """Indexed messages that speak of the listener more than of the speaker
         (``MessageForms.about_listener``)."""
+        self._naming: set[str] = set()
+        """Indexed messages that name a concrete thing (``MessageForms.names_thing``)."""
         self.event_types: dict[str, set[str]] = {}
         self.intervals: dict[str, tuple[datetime, datetime]] = {}
         self.element_names: dict[str, set[str]] = {}
@@ -349,6 +357,7 @@ class SearchIndex(ReadModel):
         speaker, and its neighbours (the thread's previous message, the turn's next one)."""
         pending, self._pending_raw = self._pending_raw, []
         nothing: Counter[str] = Counter()
+        people = frozenset(self.speakers)  # speakers' names name no thing
         for first, messages in pending:
             previous = messages[0]
             last = previous.id if first and "?" in previous.content else None
@@ -363,7 +372,7 @@ class SearchIndex(ReadModel):
                 self._raw.add_counts(
                     message.id, weighted_counts(counts[i], message.name, before, after)
                 )
-                forms = message_forms(text)
+                forms = message_forms(text, people)
                 if forms.self_description:
                     self._self_described.add(message.id)
                 if forms.asking_share > ASKING_SHARE:
@@ -372,6 +381,8 @@ class SearchIndex(ReadModel):
                     self._reporting.add(message.id)
                 if forms.about_listener:
                     self._listener.add(message.id)
+                if forms.names_thing:
+                    self._naming.add(message.id)
                 if last is not None:
                     self._raw_next[last] = message.id
                 last = message.id if "?" in text else None
@@ -631,7 +642,8 @@ class SearchIndex(ReadModel):
         (``_self_description_factors``). Last, a message that mostly asks is multiplied by
         ``RAW_ASKING_FACTOR``, a named speaker's message reporting what they did by
         ``RAW_REPORT_BOOST`` and one speaking of the listener rather than themselves by
-        ``RAW_LISTENER_FACTOR``.
+        ``RAW_LISTENER_FACTOR``; any message naming a concrete thing (a name or a number) by
+        ``RAW_NAMING_BOOST``.
         """
         tokens = query_tokens(query)
         if not tokens:
@@ -666,6 +678,7 @@ class SearchIndex(ReadModel):
                 if doc_id in raw and (keep is None or keep(doc_id)):
                     score[doc_id] = score.get(doc_id, lexical(doc_id) / top) + bonus
         asking, reporting, listener = self._asking, self._reporting, self._listener
+        naming = self._naming
         for doc_id in score:
             if doc_id in asking:
                 score[doc_id] *= RAW_ASKING_FACTOR
@@ -674,6 +687,8 @@ class SearchIndex(ReadModel):
                     score[doc_id] *= RAW_REPORT_BOOST
                 elif doc_id in listener:
                     score[doc_id] *= RAW_LISTENER_FACTOR
+            if doc_id in naming:
+                score[doc_id] *= RAW_NAMING_BOOST
         ranked = heapq.nsmallest(limit, score.items(), key=lambda item: (-item[1], item[0]))
         return [(doc_id, value) for doc_id, value in ranked]
 
@@ -775,6 +790,7 @@ class SearchIndex(ReadModel):
             "asking": sorted(self._asking),
             "reporting": sorted(self._reporting),
             "listener": sorted(self._listener),
+            "naming": sorted(self._naming),
             "event_types": _dump_table(self.event_types),
             "element_names": _dump_table(self.element_names),
             "element_types": _dump_table(self.element_types),
@@ -797,6 +813,7 @@ class SearchIndex(ReadModel):
         model._asking = set(data.get("asking", ()))
         model._reporting = set(data.get("reporting", ()))
         model._listener = set(data.get("listener", ()))
+        model._naming = set(data.get("naming", ()))
         model.event_types = {key: set(ids) for key, ids in data["event_types"]}
         model.element_names = {key: set(ids) for key, ids in data["element_names"]}
         model.element_types = {key: set(ids) for key, ids in data["element_types"]}
@@ -948,6 +965,7 @@ __all__ = [
     "RAW_EVENT_BRIDGE",
     "RAW_FACT_BRIDGE",
     "RAW_LISTENER_FACTOR",
+    "RAW_NAMING_BOOST",
     "RAW_REPLY_SHARE",
     "RAW_REPORT_BOOST",
     "RAW_SPEAKER_BOOST",

@@ -6,7 +6,9 @@ A *hypothetical question* asks for an inference ("Would Caroline be considered r
 question. A message that *mostly asks* says little about its speaker (its answer is the
 reply); a message that *reports* something its speaker did ("I went ...", "last week") is
 where what a person did is told; a message *about the listener* ("your recipe looks great")
-speaks of the other person's things.
+speaks of the other person's things. A message that *names a thing* (a name, a title, a
+number: "we went to see Hamilton") says what a person did, read or saw, where topic talk
+("painting is so relaxing") does not.
 
 Pure functions over the words; written from the grammar of English conversation, not from
 any evaluation question (docs/EVALUATION.md, round 6, says how they were measured).
@@ -65,17 +67,49 @@ class MessageForms:
     about_listener: bool
     """It speaks of the listener more than of the speaker ("your recipe looks great, you
     must ...": more "you / your" than "I / my / we")."""
+    names_thing: bool
+    """It names a concrete thing: a capitalised word inside a sentence (a name or a title,
+    not "I" and not a greeted person) or a number (``names_thing``)."""
 
 
-def message_forms(text: str) -> MessageForms:
-    """The forms of a message, its text normalised once for all of them."""
+def message_forms(text: str, people: frozenset[str] = frozenset()) -> MessageForms:
+    """The forms of a message, its text normalised once for all of them; ``people`` are the
+    names (case-folded) that do not count as naming a thing (the conversation's speakers)."""
     words = _words(text)
     return MessageForms(
         self_description=_SELF_DESCRIPTION.search(words) is not None,
         asking_share=_asking_share(words) if "?" in words else 0.0,
         report=_REPORT.search(words) is not None,
         about_listener=len(_SECOND.findall(words)) > len(_FIRST.findall(words)),
+        names_thing=names_thing(text, people),
     )
+
+
+_NAMED = re.compile(r"(?<=[\w,;:)\"'] )([A-Z][\w'’-]*)\b(?! *[!,?])|\d")
+"""A capitalised word that follows a word inside a sentence (not its first word) and is not
+followed by "!", "," or "?" (a greeted person: "Thanks Mel!", "hey Jon,"), or a digit."""
+_NOT_NAMES = frozenset(
+    {
+        *("I", "I'm", "I've", "I'd", "I'll", "I’m", "I’ve", "I’d", "I’ll", "OK", "Ok"),
+        *("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+        *("January", "February", "March", "April", "May", "June", "July", "August"),
+        *("September", "October", "November", "December"),
+    }
+)
+"""Capitalised words that name no thing: "I" and its contractions, "OK", the days of the
+week and the months (capitalised by convention; they say when, not what)."""
+
+
+def names_thing(text: str, people: frozenset[str] = frozenset()) -> bool:
+    """Whether a message names a concrete thing rather than talking about a topic in general:
+    a capitalised word inside a sentence (a person, place, title or brand: "we saw Hamilton",
+    "my dog Max") other than "I", or a number ("3 years", "2022"). Topic talk ("painting is
+    so relaxing") names none. The names in ``people`` (case-folded) are not things."""
+    for match in _NAMED.finditer(text):
+        word = match.group(1)
+        if word is None or (word not in _NOT_NAMES and word.casefold() not in people):
+            return True
+    return False
 
 
 def _asking_share(words: str) -> float:
@@ -88,4 +122,4 @@ def _asking_share(words: str) -> float:
     return asked / total if total else 0.0
 
 
-__all__ = ["MessageForms", "is_hypothetical_question", "message_forms"]
+__all__ = ["MessageForms", "is_hypothetical_question", "message_forms", "names_thing"]

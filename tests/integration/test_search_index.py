@@ -220,3 +220,14 @@ def test_a_named_speakers_words_about_the_listener_yield_to_their_own(memory: St
     _said(memory, "Joanna", "The lasagna recipe came out well for the family", "b")
     hits = memory.search_raw_memory("What recipes has Joanna made?", limit=2)
     assert hits[0].message.content == "The lasagna recipe came out well for the family"
+
+
+def test_a_turn_naming_the_thing_outranks_talk_about_the_topic(memory: StrataGate) -> None:
+    _said(memory, "Ana", "Jon, any news on the books?", "q")
+    _said(memory, "Jon", "Books are relaxing, I love my books", "a")
+    _said(memory, "Jon", "Those books by Tolkien and Le Guin, wow", "b")
+    contents = [
+        m.message.content for m in memory.search_raw_memory("What books has Jon read?", limit=4)
+    ]
+    naming = contents.index("Those books by Tolkien and Le Guin, wow")
+    assert naming < contents.index("Books are relaxing, I love my books")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stratagate.core.question_forms import is_hypothetical_question, message_forms
+from stratagate.core.question_forms import is_hypothetical_question, message_forms, names_thing
 
 
 @pytest.mark.parametrize(
@@ -73,3 +73,25 @@ def test_reports_tell_what_the_speaker_did(text: str, expected: bool) -> None:
 )
 def test_messages_about_the_listener_say_you_more_than_i(text: str, expected: bool) -> None:
     assert message_forms(text).about_listener is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("We went to see Hamilton last week", True),  # a title
+        ("My dog Max loves the park", True),  # a name
+        ("It took 3 years to finish", True),  # a number
+        ('I read "Charlotte\'s Web" again', True),
+        ("Painting is so relaxing, I think", False),  # topic talk
+        ("I love it. I'm glad I did", False),  # "I" is no name
+        ("Thanks Mel! That is so kind", False),  # a greeted person
+        ("Hey Jon, how are you?", False),
+        ("That sounds lovely, Caroline.", False),  # a speaker's name, given as people
+        ("Interviews start next Monday, in May", False),  # days and months say when
+    ],
+)
+def test_a_message_names_a_thing_by_a_name_inside_a_sentence_or_a_number(
+    text: str, expected: bool
+) -> None:
+    assert names_thing(text, frozenset({"caroline", "melanie"})) is expected
+    assert message_forms(text, frozenset({"caroline"})).names_thing is expected
