@@ -50,7 +50,11 @@ from projections.read_model import ReadModel, handles
 from stratagate.core.category_words import category_members, named_element_types
 from stratagate.core.facts import normalize_name
 from stratagate.core.filters import ElementFilters, EventFilters, RawFilters, TemporalIntent
-from stratagate.core.question_forms import is_hypothetical_question, message_forms
+from stratagate.core.question_forms import (
+    MessageForms,
+    is_hypothetical_question,
+    message_forms,
+)
 from stratagate.core.ranking import rrf_rank
 from stratagate.core.search_text import (
     normalize_search_text,
@@ -120,6 +124,16 @@ capitalised word inside a sentence other than a speaker's name, or a number;
 ``MessageForms.names_thing``): of several turns on one topic, the one that names the
 thing ("we went to see Hamilton") answers what a person did, read or saw; topic talk
 ("painting is so relaxing") does not."""
+MESSAGE_MARKS: dict[str, Callable[[MessageForms], bool]] = {
+    "self_described": lambda forms: forms.self_description,
+    "asking": lambda forms: forms.asking_share > ASKING_SHARE,
+    "reporting": lambda forms: forms.report,
+    "listener": lambda forms: forms.about_listener,
+    "naming": lambda forms: forms.names_thing,
+}
+"""The marks raw search keeps of each indexed message, by name (as snapshotted), and the form
+that sets each (``MessageForms``): self-describing (the evidence of a hypothetical question),
+mostly asking, reporting what its speaker did, speaking of the listener, naming a thing."""
 RAW_REPLY_SHARE = 0.4
 """Raw search: the share of a candidate's score its reply gains, when the candidate asks
 something (has a ``?``): the answer to a question sits in the reply."""
@@ -217,19 +231,8 @@ class SearchIndex(ReadModel):
         self._raw_next: dict[str, str] = {}
         """Indexed message that asks something (has a ``?``) → the next indexed message of its
         thread (the reply)."""
-        self._self_described: set[str] = set()
-        """Indexed messages in which the speaker describes themselves ("I'm ...", "I love ...",
-        "my ..."; ``MessageForms.self_description``): the evidence of a hypothetical question."""
-        self._asking: set[str] = set()
-        """Indexed messages that mostly ask (``MessageForms.asking_share`` above
-        ``ASKING_SHARE``)."""
-        self._reporting: set[str] = set()
-        """Indexed messages that report something their speaker did (``MessageForms.report``)."""
-        self._listener: set[str] = set()
-        """Indexed messages that speak of the listener more than of the speaker
-        (``MessageForms.about_listener``)."""
-        self._naming: set[str] = set()
-        """Indexed messages that name a concrete thing (``MessageForms.names_thing``)."""
+        self._marks: dict[str, set[str]] = {name: set() for name in MESSAGE_MARKS}
+        """Mark name (``MESSAGE_MARKS``) → the indexed messages that bear it."""
         self.event_types: dict[str, set[str]] = {}
         self.intervals: dict[str, tuple[datetime, datetime]] = {}
         self.element_names: dict[str, set[str]] = {}
@@ -373,16 +376,9 @@ class SearchIndex(ReadModel):
                     message.id, weighted_counts(counts[i], message.name, before, after)
                 )
                 forms = message_forms(text, people)
-                if forms.self_description:
-                    self._self_described.add(message.id)
-                if forms.asking_share > ASKING_SHARE:
-                    self._asking.add(message.id)
-                if forms.report:
-                    self._reporting.add(message.id)
-                if forms.about_listener:
-                    self._listener.add(message.id)
-                if forms.names_thing:
-                    self._naming.add(message.id)
+                for name, holds in MESSAGE_MARKS.items():
+                    if holds(forms):
+                        self._marks[name].add(message.id)
                 if last is not None:
                     self._raw_next[last] = message.id
                 last = message.id if "?" in text else None
@@ -677,8 +673,9 @@ class SearchIndex(ReadModel):
             for doc_id in bridge:
                 if doc_id in raw and (keep is None or keep(doc_id)):
                     score[doc_id] = score.get(doc_id, lexical(doc_id) / top) + bonus
-        asking, reporting, listener = self._asking, self._reporting, self._listener
-        naming = self._naming
+        marks = self._marks
+        asking, reporting, listener = marks["asking"], marks["reporting"], marks["listener"]
+        naming = marks["naming"]
         for doc_id in score:
             if doc_id in asking:
                 score[doc_id] *= RAW_ASKING_FACTOR
@@ -706,7 +703,7 @@ class SearchIndex(ReadModel):
         terms = [token for token in dict.fromkeys(tokens) if token not in names]
         if not terms:
             return []
-        described = self._self_described
+        described = self._marks["self_described"]
 
         def within(doc_id: str) -> bool:
             return doc_id in named and doc_id in described and (keep is None or keep(doc_id))
@@ -786,11 +783,7 @@ class SearchIndex(ReadModel):
             "participants": _dump_table(self.participants),
             "speakers": _dump_table(self.speakers),
             "raw_next": sorted(self._raw_next.items()),
-            "self_described": sorted(self._self_described),
-            "asking": sorted(self._asking),
-            "reporting": sorted(self._reporting),
-            "listener": sorted(self._listener),
-            "naming": sorted(self._naming),
+            **{name: sorted(ids) for name, ids in self._marks.items()},
             "event_types": _dump_table(self.event_types),
             "element_names": _dump_table(self.element_names),
             "element_types": _dump_table(self.element_types),
@@ -809,11 +802,7 @@ class SearchIndex(ReadModel):
         model.participants = {key: set(ids) for key, ids in data["participants"]}
         model.speakers = {key: set(ids) for key, ids in data["speakers"]}
         model._raw_next = dict(data.get("raw_next", ()))  # event_search v1 snapshots lack it
-        model._self_described = set(data.get("self_described", ()))
-        model._asking = set(data.get("asking", ()))
-        model._reporting = set(data.get("reporting", ()))
-        model._listener = set(data.get("listener", ()))
-        model._naming = set(data.get("naming", ()))
+        model._marks = {name: set(data.get(name, ())) for name in MESSAGE_MARKS}
         model.event_types = {key: set(ids) for key, ids in data["event_types"]}
         model.element_names = {key: set(ids) for key, ids in data["element_names"]}
         model.element_types = {key: set(ids) for key, ids in data["element_types"]}
