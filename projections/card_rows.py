@@ -38,8 +38,8 @@ class WeightCache:
     """One ``MemoryWeight`` per distinct initial weight: the cards added at one turn share it
     (frozen), and a stored weight is validated once, not once per card."""
 
-    def __init__(self) -> None:
-        self._pool: Pool[MemoryWeight] = Pool()
+    def __init__(self, pool: Pool[MemoryWeight] | None = None) -> None:
+        self._pool: Pool[MemoryWeight] = Pool() if pool is None else pool
         self._by_data: dict[tuple[object, ...], MemoryWeight] = {}
 
     def get(self, data: WeightData) -> MemoryWeight:

@@ -18,7 +18,7 @@ from stratagate.actors.role import Role, Taken, error_text, handles
 from stratagate.callbacks import invoke, is_local, validate_output
 from stratagate.core.ingest import DecidedItem, ImportDecision, decide_import
 from stratagate.core.layers import deterministic_layers
-from stratagate.core.provenance import build_card, namespace_event_ids
+from stratagate.core.provenance import CitableMessage, card_values, namespace_event_ids
 from stratagate.errors import InvalidInputError, ModelResponseError, UnknownIdError
 from stratagate.events import (
     EXTRACTION,
@@ -35,7 +35,7 @@ from stratagate.events import (
     ExtractionSucceeded,
     ProjectionQueued,
 )
-from stratagate.events.payloads import CardData, MessageData, SummaryData, convert, convert_all
+from stratagate.events.payloads import CardData, MessageData, SummaryData, convert_all
 from stratagate.formats.external_memory import ImportPlan
 from stratagate.messages import AddEvents, ExtractReady, ImportExternal, UndoImport
 from stratagate.models import (
@@ -57,17 +57,6 @@ def batch_job_id(first_card_id: str) -> str:
     after its first card (ids are unique in a namespace), so it needs no id from the factory,
     whose copy in another process (the projector's) could draw the same one."""
     return "proj_" + hashlib.sha256(first_card_id.encode()).hexdigest()
-
-
-def stored_card(card: EventCard) -> CardData:
-    """The stored form of a built card, holding one field-name set per class (pydantic keeps
-    a set per instance, about 0.7 KB, for each of the card, its time and its weight): a large
-    batch holds every card's stored form until it is appended."""
-    stored = convert(CardData, card)
-    for part in (stored, stored.temporal, stored.weight):
-        if part is not None:
-            share_fields_set(part)
-    return stored
 
 
 class ActiveEvents:
@@ -202,12 +191,7 @@ class Extractor(Role):
             for proposed in namespace_event_ids(result.events, draw)
         ]
         recorded = record(
-            ExtractionSucceeded(
-                block_id=block_id,
-                reason=result.reason,
-                events=convert_all(CardData, cards),
-                at=now,
-            ),
+            ExtractionSucceeded(block_id=block_id, reason=result.reason, events=cards, at=now),
             *self._supersessions(cards, now),
         )
         return [self.view.get_event(card.id) for card in cards] if recorded else []
@@ -216,30 +200,37 @@ class Extractor(Role):
         self,
         proposed: EventCardInput,
         block_id: str,
-        messages: list[RawMessage],
+        messages: Sequence[CitableMessage],
         existing: Taken,
         at: datetime,
         *,
         strict: bool,
         fill_mentioned: bool = True,
-    ) -> EventCard:
-        """A stored card for ``proposed``, citing ``block_id``; its id joins ``existing``."""
-        card = build_card(
-            proposed,
-            block_id=block_id,
-            block_messages=messages,
-            existing_ids=existing,
-            at=at,
-            turn=self.state.blocks.turn,
-            new_id=lambda prefix: self.new_id(prefix, existing),
-            strict=strict,
-            fill_mentioned=fill_mentioned,
+    ) -> CardData:
+        """The stored card for ``proposed``, citing ``block_id``, validated once (in its stored
+        form, holding one field-name set per class: a large batch holds every card until it
+        is appended); its id joins ``existing``."""
+        card = CardData.model_validate(
+            card_values(
+                proposed,
+                block_id=block_id,
+                block_messages=messages,
+                existing_ids=existing,
+                at=at,
+                turn=self.state.blocks.turn,
+                new_id=lambda prefix: self.new_id(prefix, existing),
+                strict=strict,
+                fill_mentioned=fill_mentioned,
+            )
         )
+        for part in (card, card.temporal, card.weight):
+            if part is not None:
+                share_fields_set(part)
         existing.add(card.id)
         return card
 
     def _supersessions(
-        self, cards: Sequence[EventCard | CardData], at: datetime, batch: str | None = None
+        self, cards: Sequence[CardData], at: datetime, batch: str | None = None
     ) -> list[EventSuperseded]:
         """``EventSuperseded`` for each older event a new card says it supersedes: an active
         stored event, or an earlier card of the same batch."""
@@ -267,13 +258,12 @@ class Extractor(Role):
         self.refresh()
         now = self.options.now()
         existing = Taken(self.state.events.records)
-        cards: list[CardData] = []  # the stored form only: a batch's built cards go at once
+        cards: list[CardData] = []
         for card_input in command.events:
             block = self.state.blocks.blocks.get(card_input.source_block_id)
             if block is None:
                 raise UnknownIdError(f"unknown source block id {card_input.source_block_id!r}")
-            card = self._card(card_input, block.id, block.l5_raw, existing, now, strict=True)
-            cards.append(stored_card(card))
+            cards.append(self._card(card_input, block.id, block.rows, existing, now, strict=True))
         ids = [card.id for card in cards]
         self._append(
             *(EventAdded(event=card, origin="manual", at=now) for card in cards),
@@ -351,11 +341,7 @@ class Extractor(Role):
                 strict=True,
                 fill_mentioned=False,
             )
-            events.append(
-                EventAdded(
-                    event=convert(CardData, card), origin="import", import_batch_id=batch, at=now
-                )
-            )
+            events.append(EventAdded(event=card, origin="import", import_batch_id=batch, at=now))
             result.added.append(card.id)
             for old_id in step.replaces:
                 events.append(
