@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any, TypeVar
 
 from projections.cards import EventRecord
 from projections.shared import share_fields_set
@@ -35,7 +36,15 @@ from stratagate.events import (
     ExtractionSucceeded,
     ProjectionQueued,
 )
-from stratagate.events.payloads import CardData, MessageData, SummaryData, convert_all
+from stratagate.events.payloads import (
+    CardData,
+    Data,
+    MessageData,
+    SummaryData,
+    TemporalData,
+    WeightData,
+    convert_all,
+)
 from stratagate.formats.external_memory import ImportPlan
 from stratagate.messages import AddEvents, ExtractReady, ImportExternal, UndoImport
 from stratagate.models import (
@@ -57,6 +66,31 @@ def batch_job_id(first_card_id: str) -> str:
     after its first card (ids are unique in a namespace), so it needs no id from the factory,
     whose copy in another process (the projector's) could draw the same one."""
     return "proj_" + hashlib.sha256(first_card_id.encode()).hexdigest()
+
+
+D = TypeVar("D", bound=Data)
+
+
+class StoredParts:
+    """The temporal parts and weights of one append's new cards, validated once per distinct
+    value and then shared: a batch's cards mostly have the same (their block's mention time,
+    the turn's weight), and a batch holds every card until it is appended."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[Any, ...], Data] = {}
+
+    def get(self, cls: type[D], values: Mapping[str, Any]) -> D:
+        """The stored ``cls`` of ``values`` (plain data: text, numbers, lists of text)."""
+        key = (cls, *((name, tuple(v) if type(v) is list else v) for name, v in values.items()))
+        try:
+            part = self._items.get(key)
+        except TypeError:  # a value no key can hold: not shared
+            return cls.model_validate(values)
+        if part is None:
+            part = self._items[key] = cls.model_validate(values)
+            share_fields_set(part)
+        assert isinstance(part, cls)
+        return part
 
 
 class ActiveEvents:
@@ -206,23 +240,26 @@ class Extractor(Role):
         *,
         strict: bool,
         fill_mentioned: bool = True,
+        parts: StoredParts | None = None,
     ) -> CardData:
-        """The stored card for ``proposed``, citing ``block_id``, validated once (in its stored
-        form, holding one field-name set per class: a large batch holds every card until it
-        is appended); its id joins ``existing``."""
-        card = CardData.model_validate(
-            card_values(
-                proposed,
-                block_id=block_id,
-                block_messages=messages,
-                existing_ids=existing,
-                at=at,
-                turn=self.state.blocks.turn,
-                new_id=lambda prefix: self.new_id(prefix, existing),
-                strict=strict,
-                fill_mentioned=fill_mentioned,
-            )
+        """The stored card for ``proposed``, citing ``block_id``, validated once, in its stored
+        form (its temporal part and weight shared through ``parts`` when given; a field-name
+        set per class); its id joins ``existing``."""
+        values = card_values(
+            proposed,
+            block_id=block_id,
+            block_messages=messages,
+            existing_ids=existing,
+            at=at,
+            turn=self.state.blocks.turn,
+            new_id=lambda prefix: self.new_id(prefix, existing),
+            strict=strict,
+            fill_mentioned=fill_mentioned,
         )
+        if parts is not None:
+            values["temporal"] = parts.get(TemporalData, values["temporal"])
+            values["weight"] = parts.get(WeightData, values["weight"])
+        card = CardData.model_validate(values)
         for part in (card, card.temporal, card.weight):
             if part is not None:
                 share_fields_set(part)
@@ -258,18 +295,26 @@ class Extractor(Role):
         self.refresh()
         now = self.options.now()
         existing = Taken(self.state.events.records)
+        parts = StoredParts()
         cards: list[CardData] = []
         for card_input in command.events:
             block = self.state.blocks.blocks.get(card_input.source_block_id)
             if block is None:
                 raise UnknownIdError(f"unknown source block id {card_input.source_block_id!r}")
-            cards.append(self._card(card_input, block.id, block.rows, existing, now, strict=True))
+            cards.append(
+                self._card(
+                    card_input, block.id, block.rows, existing, now, strict=True, parts=parts
+                )
+            )
         ids = [card.id for card in cards]
-        self._append(
-            *(EventAdded(event=card, origin="manual", at=now) for card in cards),
-            *self._supersessions(cards, now),
-            ProjectionQueued(job_id=batch_job_id(ids[0]), source_event_ids=ids, at=now),
-        )
+        events: list[DomainEvent] = []
+        for card in cards:
+            events.append(EventAdded(event=card, origin="manual", at=now))
+            share_fields_set(events[-1])
+        events += self._supersessions(cards, now)
+        events.append(ProjectionQueued(job_id=batch_job_id(ids[0]), source_event_ids=ids, at=now))
+        self._append(*events)
+        del cards, events  # folded: the returned cards are read back, not held twice meanwhile
         return [self.view.get_event(card_id) for card_id in ids]
 
     # -- external memory import -------------------------------------------------------------
