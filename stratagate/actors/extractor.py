@@ -243,8 +243,8 @@ class Extractor(Role):
         parts: StoredParts | None = None,
     ) -> CardData:
         """The stored card for ``proposed``, citing ``block_id``, validated once, in its stored
-        form (its temporal part and weight shared through ``parts`` when given; a field-name
-        set per class); its id joins ``existing``."""
+        form; its id joins ``existing``. Given ``parts`` (a batch, which holds every card until
+        it is appended), the card shares its temporal part, weight and field-name sets."""
         values = card_values(
             proposed,
             block_id=block_id,
@@ -256,13 +256,13 @@ class Extractor(Role):
             strict=strict,
             fill_mentioned=fill_mentioned,
         )
-        if parts is not None:
+        if parts is None:
+            card = CardData.model_validate(values)
+        else:
             values["temporal"] = parts.get(TemporalData, values["temporal"])
             values["weight"] = parts.get(WeightData, values["weight"])
-        card = CardData.model_validate(values)
-        for part in (card, card.temporal, card.weight):
-            if part is not None:
-                share_fields_set(part)
+            card = CardData.model_validate(values)
+            share_fields_set(card)
         existing.add(card.id)
         return card
 
@@ -295,7 +295,8 @@ class Extractor(Role):
         self.refresh()
         now = self.options.now()
         existing = Taken(self.state.events.records)
-        parts = StoredParts()
+        batch = len(command.events) > 1
+        parts = StoredParts() if batch else None
         cards: list[CardData] = []
         for card_input in command.events:
             block = self.state.blocks.blocks.get(card_input.source_block_id)
@@ -310,7 +311,8 @@ class Extractor(Role):
         events: list[DomainEvent] = []
         for card in cards:
             events.append(EventAdded(event=card, origin="manual", at=now))
-            share_fields_set(events[-1])
+            if batch:
+                share_fields_set(events[-1])
         events += self._supersessions(cards, now)
         events.append(ProjectionQueued(job_id=batch_job_id(ids[0]), source_event_ids=ids, at=now))
         self._append(*events)
