@@ -65,13 +65,17 @@ class MessageRow(NamedTuple):
     tool_calls: tuple[ToolTrace, ...] | None
     name: str | None
 
+    @property
+    def created_at(self) -> datetime:
+        return _EPOCH + timedelta(microseconds=self.created_us)
+
     def message(self) -> RawMessage:
         """The message as the API shows it (its values were validated when folded)."""
         return RawMessage.model_construct(
             id=self.id,
             role=self.role,
             content=self.content,
-            created_at=_EPOCH + timedelta(microseconds=self.created_us),
+            created_at=self.created_at,
             thread_id=self.thread_id,
             tool_calls=None if self.tool_calls is None else list(self.tool_calls),
             name=self.name,
