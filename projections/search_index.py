@@ -734,19 +734,27 @@ class SearchIndex(ReadModel):
     def _same_speaker_neighbours(self, message_id: str) -> list[str]:
         """The messages two before and two after ``message_id`` in its thread that have the
         same speaker: the speaker's previous and next turn of a two-sided exchange. Looked up
-        in the message's block, or in the open tail's turns around its own."""
+        in the message's block or open-tail turn and the ones on either side of it."""
         assert self._blocks_model is not None
         blocks = self._blocks_model
         ref = blocks.messages.get(message_id)
-        if ref is None:
+        thread = blocks.threads.get(ref.thread) if ref is not None else None
+        if ref is None or thread is None:
             return []
-        rows: Sequence[MessageRow]
+        sealed = len(thread.block_ids)
         if ref.block_id is not None:
-            rows = blocks.blocks[ref.block_id].rows
+            unit = blocks.blocks[ref.block_id].position - 1
+            if not 0 <= unit < sealed or thread.block_ids[unit] != ref.block_id:
+                return []  # not a block of the thread's sequence (an import's own block)
         else:
-            tail = blocks.threads[ref.thread].tail
-            at = bisect.bisect_left(tail, ref.turn, key=lambda turn: turn.turn)
-            rows = [row for turn in tail[max(at - 1, 0) : at + 2] for row in turn.rows]
+            unit = sealed + bisect.bisect_left(thread.tail, ref.turn, key=lambda t: t.turn)
+
+        def rows_of(k: int) -> Sequence[MessageRow]:
+            if k < sealed:
+                return blocks.blocks[thread.block_ids[k]].rows
+            return thread.tail[k - sealed].rows if k - sealed < len(thread.tail) else ()
+
+        rows = [row for k in range(max(unit - 1, 0), unit + 2) for row in rows_of(k)]
         index = next((i for i, row in enumerate(rows) if row.id == message_id), None)
         if index is None:
             return []
