@@ -16,9 +16,9 @@ gain in proportion to the question's words they hold; then a message that mostly
 scaled down, a named speaker's message that reports what they did scaled up, and one that
 speaks of the listener rather than the speaker scaled down
 (``stratagate.core.question_forms``); last, for a hypothetical question, the named speaker's
-turns just before and after their best hits rise to most of those hits' scores. Raw hit scores are these blended scores. A message with
-no text of its own (an empty side of a turn) is not indexed: as a hit it would only repeat
-its neighbours.
+turns just before and after their best hits rise to most of those hits' scores. Raw hit
+scores are these blended scores. A message with no text of its own (an empty side of a turn)
+is not indexed: as a hit it would only repeat its neighbours.
 
 Queries are tokenised with ``query_tokens`` (search tokens minus English stop words, all of
 them when nothing else is left); documents keep every token, so BM25 itself is unchanged.
