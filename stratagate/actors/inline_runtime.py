@@ -123,9 +123,10 @@ class InlineRuntime:
         with self._lock:
             if stage and self._idle(message):
                 self.skipped_stages += 1
-                return []
-            result = handler.handle(message)
-            if stage:
+                result: Any = []  # what the stage would answer, finding nothing to do
+            else:
+                result = handler.handle(message)
+            if stage:  # it ran to its end, or would have found nothing: settled here
                 self._settled[type(message)] = (self.live.generation, self.live.state.position)
             return result
 
