@@ -41,7 +41,7 @@ import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from projections.blocks import BlocksModel, MessageRow, thread_key
 from projections.card_rows import CardRow
@@ -233,10 +233,12 @@ class SearchIndex(ReadModel):
         self.events = InvertedIndex()
         self.facts = InvertedIndex()
         self._raw = InvertedIndex(removable=False)
-        self._pending_raw: list[tuple[int, tuple[MessageRow, ...]]] = []
-        """Turns whose messages are not indexed yet: (first new message, the thread's previous
-        message then the turn's, as the blocks model's rows). Raw messages are indexed when first
-        needed — a raw search, a digest, a snapshot — so ingesting pays nothing for them."""
+        self._pending_raw: list[MessageRow | tuple[MessageRow, ...] | None] = []
+        """Turns whose messages are not indexed yet, two entries each: the thread's previous
+        message (or ``None``), then the turn's rows (the blocks model's own tuple). Flat, so a
+        waiting turn adds no object the garbage collector walks. Raw messages are indexed when
+        first needed — a raw search, a digest, a snapshot — so ingesting pays nothing for
+        them."""
         self.participants: dict[str, set[str]] = {}
         self.speakers: dict[str, set[str]] = {}
         self._raw_next: dict[str, str] = {}
@@ -352,9 +354,7 @@ class SearchIndex(ReadModel):
 
     @handles(TurnAppended)
     def _turn(self, event: TurnAppended, _: Recorded) -> None:
-        previous, rows = self._turn_rows(event)
-        first = 1 if previous is not None else 0
-        self._pending_raw.append((first, (previous, *rows) if previous is not None else rows))
+        self._pending_raw.extend(self._turn_rows(event))
         for message in event.messages:
             if message.name and message.content.strip():
                 self.speakers.setdefault(normalize_name(message.name), set()).add(message.id)
@@ -372,7 +372,11 @@ class SearchIndex(ReadModel):
         pending, self._pending_raw = self._pending_raw, []
         nothing: Counter[str] = Counter()
         people = frozenset(self.speakers)  # speakers' names name no thing
-        for first, messages in pending:
+        for at in range(0, len(pending), 2):
+            earlier = cast("MessageRow | None", pending[at])
+            rows = cast("tuple[MessageRow, ...]", pending[at + 1])
+            first = 1 if earlier is not None else 0
+            messages = (earlier, *rows) if earlier is not None else rows
             previous = messages[0]
             last = previous.id if first and "?" in previous.content else None
             counts = [Counter(search_tokens(m.content)) for m in messages]  # once each
@@ -827,7 +831,7 @@ class SearchIndex(ReadModel):
         assert self._blocks_model is not None
         key = thread_key(thread_id)
         messages = self._blocks_model.messages
-        return lambda doc_id: messages[doc_id].thread == key
+        return lambda doc_id: messages[doc_id][0] == key
 
     def _bridges(self, query: str) -> list[tuple[list[str], float]]:
         """The source messages of the best event hits and of the events the best fact hits
