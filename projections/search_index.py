@@ -742,16 +742,19 @@ class SearchIndex(ReadModel):
         assert self._blocks_model is not None
         blocks = self._blocks_model
         ref = blocks.messages.get(message_id)
-        thread = blocks.threads.get(ref.thread) if ref is not None else None
-        if ref is None or thread is None:
+        if ref is None:
+            return []
+        key, turn, block_id = ref
+        thread = blocks.threads.get(key)
+        if thread is None:
             return []
         sealed = len(thread.block_ids)
-        if ref.block_id is not None:
-            unit = blocks.blocks[ref.block_id].position - 1
-            if not 0 <= unit < sealed or thread.block_ids[unit] != ref.block_id:
+        if block_id is not None:
+            unit = blocks.blocks[block_id].position - 1
+            if not 0 <= unit < sealed or thread.block_ids[unit] != block_id:
                 return []  # not a block of the thread's sequence (an import's own block)
         else:
-            unit = sealed + bisect.bisect_left(thread.tail, ref.turn, key=lambda t: t.turn)
+            unit = sealed + bisect.bisect_left(thread.tail, turn, key=lambda t: t.turn)
 
         def rows_of(k: int) -> Sequence[MessageRow]:
             if k < sealed:
