@@ -25,6 +25,7 @@ and Ray's task errors are unwrapped into the error the role raised.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import logging
@@ -51,6 +52,14 @@ from ray.exceptions import (
 
 from stratagate.actors import pipeline
 from stratagate.actors.auditor import Auditor
+from stratagate.actors.channel import (
+    Channel,
+    ChannelLost,
+    Channels,
+    ChannelServer,
+    ChannelTimeout,
+    node_ip,
+)
 from stratagate.actors.hosted import HostedNamespace
 from stratagate.actors.registry import Handles, RoleName, host_of
 from stratagate.audit import refuse_damaged_log
@@ -91,6 +100,10 @@ PRELOAD: dict[RoleName, tuple[str, ...]] = {
 """What each role needs imported: a host imports them all when its process starts (so a
 namespace's activation does not)."""
 
+CHANNEL_METHODS = frozenset({"handle", "settle", "positioned_digests"})
+"""The host's calls a driver on the same machine makes through the host's channel
+(``stratagate.actors.channel``) instead of Ray: the ones made per turn and per namespace."""
+
 
 class NotAssignedError(StorageConflictError):
     """The host no longer serves that namespace (it was passivated, or moved)."""
@@ -113,6 +126,8 @@ class HostActor:
         for modules in PRELOAD.values():
             for module in modules:
                 importlib.import_module(module)
+        self._channel = ChannelServer(self, CHANNEL_METHODS)
+        atexit.register(self._channel.close)
 
     def assign(
         self,
@@ -193,6 +208,11 @@ class HostActor:
     def node(self) -> str:
         """The Ray node this actor runs on."""
         return str(ray.get_runtime_context().get_node_id())
+
+    def channel(self) -> tuple[str, str]:
+        """Where drivers on this machine call this host directly: the node's address and the
+        path of the host's socket."""
+        return node_ip(), self._channel.path
 
     def serving(self) -> list[str]:
         """The namespaces this host serves now."""
@@ -520,6 +540,9 @@ _STORES = SharedStores()
 """The stores of this process's Ray memories (the driver's side)."""
 
 
+_CHANNELS = Channels()
+"""This process's channels to the hosts on its machine."""
+
 _DIRECTORIES: dict[str, Actor] = {}
 """The directory's handle, per Ray connection of this process (a new ``ray.init`` is another)."""
 
@@ -561,6 +584,9 @@ class RayRuntime:
 
     name = "ray"
     writes = True
+    _host: Actor
+    _channel: Channel | None
+    """The host's channel when it runs on this machine (``None``: calls go through Ray)."""
 
     def __init__(
         self, database: str, namespace: str, options: MemoryOptions, *, recover: bool = True
@@ -588,12 +614,14 @@ class RayRuntime:
             if options.ray_prestart > _PRESTARTED.get(self._directory._actor_id, 0):
                 ray.get(self._directory.prestart.remote(options.ray_prestart))
                 _PRESTARTED[self._directory._actor_id] = options.ray_prestart
-            self._host = self._activate(attach=True)
+            self._activate(attach=True)
         except BaseException:
             _STORES.give_back(database)
             raise
 
-    def _activate(self, *, attach: bool = False) -> Actor:
+    def _activate(self, *, attach: bool = False) -> None:
+        """Have the directory activate the namespace; its host (and that host's channel, when
+        it runs on this machine) serve this handle's calls from now on."""
         args = (self.database, self.namespace, self.options, self.recover, attach)
         try:
             host: Any = ray.get(self._directory.activate.remote(*args))
@@ -602,7 +630,14 @@ class RayRuntime:
             host = ray.get(self._directory.activate.remote(*args))
         except RayTaskError as exc:
             raise unwrap(exc) from None
-        return cast(Actor, host)
+        self._host = cast(Actor, host)
+        self._channel = _CHANNELS.of(host._actor_id, lambda: ray.get(host.channel.remote()))
+
+    def _call(self, method: str, args: tuple[Any, ...], timeout: float | None) -> Any:
+        """One call of the host's ``method``: through its channel when there is one, else Ray."""
+        if self._channel is not None:
+            return self._channel.call(method, *args, timeout=timeout)
+        return ray.get(getattr(self._host, method).remote(*args), timeout=timeout)
 
     @property
     def handles(self) -> Handles:
@@ -625,28 +660,32 @@ class RayRuntime:
         namespace was passivated meanwhile); the auditor answers here."""
         if host_of(message) == Auditor.host:
             return self._auditor.handle(message)
-        key = self.key
         then = following(message)
-        answer = self._on(lambda host: host.handle.remote(key, message, then is not None))
+        answer = self._on("handle", lambda: (self.key, message, then is not None))
         self._sent_along = then
         return answer
 
-    def _on(self, call: Callable[[Actor], Any], timeout: float | None = None) -> Any:
-        """Make one call on the namespace's host and wait for it (``DrainTimeoutError`` after
+    def _on(
+        self, method: str, args: Callable[[], tuple[Any, ...]], timeout: float | None = None
+    ) -> Any:
+        """Call the host's ``method`` with ``args()`` and wait (``DrainTimeoutError`` after
         ``timeout``); when the namespace was passivated, moved or its host lost, have the
-        directory re-activate it and try again."""
+        directory re-activate it and try again (``args`` is asked again then)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         for attempt in range(CALL_ATTEMPTS):
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
-                return ray.get(call(self._host), timeout=remaining)
-            except GetTimeoutError as exc:
+                return self._call(method, args(), remaining)
+            except (GetTimeoutError, ChannelTimeout) as exc:
                 raise DrainTimeoutError(f"the host still busy after {timeout} s") from exc
-            except RayTaskError as exc:
-                error = unwrap(exc)
+            except (RayTaskError, NotAssignedError) as exc:  # Ray wraps, the channel does not
+                error = unwrap(exc) if isinstance(exc, RayTaskError) else exc
                 if not isinstance(error, NotAssignedError) or attempt == CALL_ATTEMPTS - 1:
                     raise error from None
-            except (RayActorError, ObjectLostError) as exc:  # the host or an object's owner died
+            except (RayActorError, ObjectLostError, ChannelLost) as exc:  # the host (or an
+                # object's owner) died
+                if isinstance(exc, ChannelLost):
+                    _CHANNELS.forget(self._host._actor_id)
                 if attempt == CALL_ATTEMPTS - 1:
                     raise RuntimeUnavailableError(
                         f"the host of namespace {self.namespace!r} was lost "
@@ -655,7 +694,7 @@ class RayRuntime:
                 with contextlib.suppress(RayError):  # reassign, to a live host
                     ray.get(self._directory.repair.remote(self.database, self.namespace))
             self._lost = True  # the background work it was doing is to be finished
-            self._host = self._activate()
+            self._activate()
         raise RuntimeUnavailableError("unreachable")  # pragma: no cover
 
     def start(self, messages: Sequence[Message[Any]]) -> None:
@@ -697,15 +736,14 @@ class RayRuntime:
         except DrainTimeoutError:
             self._pending = pending
             raise
-        key = self.key
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
         finish, self._lost = self._lost, False
 
-        def settle(host: Actor) -> Any:  # after a loss inside _on, the new host finishes
-            return host.settle.remote(key, remaining, finish or self._lost)
+        def settle() -> tuple[Any, ...]:  # after a loss inside _on, the new host finishes
+            return (self.key, remaining, finish or self._lost)
 
         try:
-            self._on(settle, timeout=remaining)
+            self._on("settle", settle, timeout=remaining)
         except DrainTimeoutError:
             self._lost = self._lost or finish  # not finished yet: the next drain does it
             raise
@@ -713,8 +751,7 @@ class RayRuntime:
 
     def _live_digests(self) -> list[tuple[int, dict[str, str]]]:
         """The host's position and read-model digests for the namespace."""
-        key = self.key
-        return [self._on(lambda host: host.positioned_digests.remote(key))]
+        return [self._on("positioned_digests", lambda: (self.key,))]
 
     def reload(self) -> None:
         """The host's roles share the live state the erasure folded again; this process's keys
