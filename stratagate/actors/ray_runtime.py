@@ -100,9 +100,10 @@ PRELOAD: dict[RoleName, tuple[str, ...]] = {
 """What each role needs imported: a host imports them all when its process starts (so a
 namespace's activation does not)."""
 
-CHANNEL_METHODS = frozenset({"handle", "settle", "positioned_digests"})
-"""The host's calls a driver on the same machine makes through the host's channel
-(``stratagate.actors.channel``) instead of Ray: the ones made per turn and per namespace."""
+CHANNEL_METHODS = frozenset({"handle", "settle", "positioned_digests", "assign", "release"})
+"""The host's calls that drivers and the directory on the same machine make through the host's
+channel (``stratagate.actors.channel``) instead of Ray: the ones made per turn and per
+namespace."""
 
 
 class NotAssignedError(StorageConflictError):
@@ -358,9 +359,9 @@ class Directory:
         for _ in range(2):
             host = self._least_busy()
             try:
-                ray.get(host.assign.remote(database, namespace, options, lease, recover))
+                on_host(host, "assign", database, namespace, options, lease, recover)
                 return host
-            except RayActorError:
+            except (RayActorError, ChannelLost):
                 self._lose(host)
         raise RuntimeUnavailableError(f"hosts for {namespace!r} keep dying")
 
@@ -406,7 +407,7 @@ class Directory:
 
     def _release(self, key: str, activation: _Activation) -> None:
         try:
-            ray.get(activation.host.release.remote(key, activation.lease.epoch))
+            on_host(activation.host, "release", key, activation.lease.epoch)
         except Exception:  # a lost host has nothing to snapshot; the log is the truth
             log.warning("passivation snapshot failed", exc_info=True)
         try:
@@ -543,6 +544,23 @@ _STORES = SharedStores()
 _CHANNELS = Channels()
 """This process's channels to the hosts on its machine."""
 
+
+def on_host(host: Actor, method: str, *args: Any) -> Any:
+    """The host's answer to ``method(*args)``: through its channel when it runs on this
+    machine, else through Ray (whose task errors then reach the caller wrapped). A lost host
+    raises ``RayActorError`` or ``ChannelLost``."""
+    channel = _CHANNELS.of(
+        host._actor_id, lambda: cast(tuple[str, str], ray.get(host.channel.remote()))
+    )
+    if channel is None:
+        return ray.get(getattr(host, method).remote(*args))
+    try:
+        return channel.call(method, *args)
+    except ChannelLost:
+        _CHANNELS.forget(host._actor_id)
+        raise
+
+
 _DIRECTORIES: dict[str, Actor] = {}
 """The directory's handle, per Ray connection of this process (a new ``ray.init`` is another)."""
 
@@ -631,7 +649,7 @@ class RayRuntime:
         except RayTaskError as exc:
             raise unwrap(exc) from None
         self._host = cast(Actor, host)
-        self._channel = _CHANNELS.of(host._actor_id, lambda: ray.get(host.channel.remote()))
+        self._channel = _CHANNELS.of(host._actor_id, lambda: tuple(ray.get(host.channel.remote())))
 
     def _call(self, method: str, args: tuple[Any, ...], timeout: float | None) -> Any:
         """One call of the host's ``method``: through its channel when there is one, else Ray."""
