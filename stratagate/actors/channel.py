@@ -74,14 +74,25 @@ def _exactly(conn: socket.socket, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
+SOCKET_PATH_MAX = 100
+"""A Unix socket's path must fit ``sun_path`` (108 bytes on Linux, with its NUL)."""
+
+
+def _short_enough(within: str | None) -> str | None:
+    """``within`` when a socket's path below it fits, else ``None`` (the system's temp dir)."""
+    if within is None or len(within) + len("/sg-12345678/calls") > SOCKET_PATH_MAX:
+        return None
+    return within if os.path.isdir(within) else None
+
+
 class ChannelServer:
     """Answers calls of ``methods`` on ``target`` from this machine's drivers, one thread per
     connection (the target is already safe for concurrent calls: a threaded Ray actor)."""
 
-    def __init__(self, target: object, methods: frozenset[str]) -> None:
+    def __init__(self, target: object, methods: frozenset[str], within: str | None = None) -> None:
         self._target = target
         self._methods = methods
-        self._directory = tempfile.mkdtemp(prefix="sg-host-")  # 0700: this user only
+        self._directory = tempfile.mkdtemp(prefix="sg-", dir=_short_enough(within))  # 0700
         self.path = os.path.join(self._directory, "calls")
         self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._socket.bind(self.path)
@@ -144,6 +155,7 @@ class Channel:
         self.path = path
         self._idle: list[socket.socket] = []
         self._lock = threading.Lock()
+        self._pid = os.getpid()
 
     def call(self, method: str, *args: Any, timeout: float | None = None) -> Any:
         """``method(*args)`` on the host; raises what it raised there."""
@@ -172,6 +184,8 @@ class Channel:
 
     def _take(self) -> socket.socket:
         with self._lock:
+            if self._pid != os.getpid():  # a forked child: the parent's connections are not its
+                self._idle, self._pid = [], os.getpid()
             if self._idle:
                 return self._idle.pop()
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

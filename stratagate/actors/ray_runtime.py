@@ -49,6 +49,7 @@ from ray.exceptions import (
     RayError,
     RayTaskError,
 )
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from stratagate.actors import pipeline
 from stratagate.actors.auditor import Auditor
@@ -127,7 +128,7 @@ class HostActor:
         for modules in PRELOAD.values():
             for module in modules:
                 importlib.import_module(module)
-        self._channel = ChannelServer(self, CHANNEL_METHODS)
+        self._channel = ChannelServer(self, CHANNEL_METHODS, within=sockets_directory())
         atexit.register(self._channel.close)
 
     def assign(
@@ -229,6 +230,23 @@ class _Activation:
     lease: Lease
 
 
+def sockets_directory() -> str | None:
+    """Ray's directory of sockets for this session (where a host's channel goes), if known."""
+    try:
+        from ray._private import worker
+
+        node: Any = worker.global_worker.node
+        return str(node.get_sockets_dir_path())
+    except Exception:  # another Ray's layout: the system's temp dir then
+        return None
+
+
+def alive_nodes() -> list[str]:
+    """The ids of the cluster's live nodes, in a fixed order."""
+    nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
+    return sorted(str(node["NodeID"]) for node in nodes if node.get("Alive"))
+
+
 def pool_size() -> int:
     """One host per CPU of the cluster (this machine's count when Ray does not say)."""
     resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
@@ -271,11 +289,17 @@ class Directory:
         return len(self.hosts)
 
     def _grow(self, hosts: int) -> None:
+        """Start hosts up to ``hosts``, one node after another (on a cluster the pool, and so
+        the namespaces, spread over the nodes; Ray's SPREAD only tries to)."""
+        nodes = alive_nodes()
         while len(self.hosts) < hosts:
             self.started += 1
-            # SPREAD: on a cluster, the pool (and so the namespaces) spreads over the nodes
+            strategy: Any = "SPREAD"
+            if nodes:
+                node = nodes[(self.started - 1) % len(nodes)]
+                strategy = NodeAffinitySchedulingStrategy(node, soft=True)
             host: Actor = HostActor.options(  # type: ignore[attr-defined]
-                scheduling_strategy="SPREAD", max_concurrency=HOST_THREADS
+                scheduling_strategy=strategy, max_concurrency=HOST_THREADS
             ).remote()
             self.hosts.append(host)
 
@@ -290,6 +314,7 @@ class Directory:
         """Forget a host that died: its namespaces are no longer live, a new host takes its
         place in the pool."""
         self.hosts = [h for h in self.hosts if h._actor_id != host._actor_id]
+        forget_channel(host)
         for key in [k for k, a in self.live.items() if a.host._actor_id == host._actor_id]:
             self._drop(key)
         with contextlib.suppress(Exception):
@@ -557,8 +582,14 @@ def on_host(host: Actor, method: str, *args: Any) -> Any:
     try:
         return channel.call(method, *args)
     except ChannelLost:
-        _CHANNELS.forget(host._actor_id)
+        forget_channel(host)
         raise
+
+
+def forget_channel(host: Actor) -> None:
+    """Drop this process's channel to a lost host. (A function of the module: Ray pickles its
+    actor classes by value, so their methods must not reach this process's objects directly.)"""
+    _CHANNELS.forget(host._actor_id)
 
 
 _DIRECTORIES: dict[str, Actor] = {}
@@ -703,7 +734,7 @@ class RayRuntime:
             except (RayActorError, ObjectLostError, ChannelLost) as exc:  # the host (or an
                 # object's owner) died
                 if isinstance(exc, ChannelLost):
-                    _CHANNELS.forget(self._host._actor_id)
+                    forget_channel(self._host)
                 if attempt == CALL_ATTEMPTS - 1:
                     raise RuntimeUnavailableError(
                         f"the host of namespace {self.namespace!r} was lost "
