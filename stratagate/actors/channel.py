@@ -177,7 +177,12 @@ class Channel:
             conn.close()
             raise ChannelLost("the host closed its channel")
         self._give(conn)
-        ok, value = cloudpickle.loads(frame)
+        try:
+            ok, value = cloudpickle.loads(frame)
+        except Exception as exc:  # e.g. an error class this process cannot import
+            raise StrataGateError(
+                f"{method}: the host's answer cannot be read here: {exc}"
+            ) from exc
         if ok:
             return value
         raise value

@@ -34,10 +34,25 @@ class Target:
     def secret(self) -> str:
         return "never through the channel"
 
+    def unreadable(self) -> object:
+        return Unreadable()
+
+
+class Unreadable:
+    """Pickles on the host's side, cannot be unpickled on the caller's (as a class the caller
+    cannot import)."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (refuse, ())
+
+
+def refuse() -> None:
+    raise ModuleNotFoundError("no module named 'only_on_the_host'")
+
 
 @pytest.fixture
 def server() -> ChannelServer:
-    found = ChannelServer(Target(), frozenset({"add", "slow", "stale"}))
+    found = ChannelServer(Target(), frozenset({"add", "slow", "stale", "unreadable"}))
     yield found
     found.close()
 
@@ -49,6 +64,8 @@ def test_calls_answer_and_raise_the_hosts_errors(server: ChannelServer) -> None:
         channel.call("stale")
     with pytest.raises(StrataGateError, match="no call 'secret'"):
         channel.call("secret")
+    with pytest.raises(StrataGateError, match="cannot be read here"):
+        channel.call("unreadable")
     assert channel.call("add", 1, 1) == 2  # the line still works after errors
 
 
