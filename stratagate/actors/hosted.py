@@ -162,6 +162,17 @@ class HostedNamespace:
             self.live.snapshot()
             return self.live.state.position
 
+    def _tail(self, at_least: int) -> int:
+        """About how many of the namespace's events came since its last snapshot, when that
+        is ``at_least`` or more by positions. Positions are global to the database, so their
+        difference counts other namespaces' rows too; a namespace never snapshotted has at
+        most its own row count (the store keeps it: no scan)."""
+        live = self.live
+        gap = live.state.position - live.snapshot_position
+        if gap < at_least or live.snapshot_position:
+            return gap
+        return min(gap, live.store.count(self.namespace))
+
     def release(self, snapshot_min: int | None) -> int:
         """Stop background work (a pass under way ends after its stage; its late appends are
         refused once the lease is gone), snapshot when ``snapshot_min`` events came since the
@@ -174,10 +185,7 @@ class HostedNamespace:
         with self._lock:
             live = self.live
             live.close()  # the background snapshot in flight: finished, or skipped (logged)
-            if (
-                snapshot_min is not None
-                and live.state.position - live.snapshot_position >= snapshot_min
-            ):
+            if snapshot_min is not None and self._tail(snapshot_min) >= snapshot_min:
                 live.snapshot()
             live.keys.forget()
             return live.state.position

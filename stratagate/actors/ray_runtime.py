@@ -25,6 +25,7 @@ and Ray's task errors are unwrapped into the error the role raised.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import logging
@@ -48,9 +49,18 @@ from ray.exceptions import (
     RayError,
     RayTaskError,
 )
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from stratagate.actors import pipeline
 from stratagate.actors.auditor import Auditor
+from stratagate.actors.channel import (
+    Channel,
+    ChannelLost,
+    Channels,
+    ChannelServer,
+    ChannelTimeout,
+    node_ip,
+)
 from stratagate.actors.hosted import HostedNamespace
 from stratagate.actors.registry import Handles, RoleName, host_of
 from stratagate.audit import refuse_damaged_log
@@ -91,6 +101,11 @@ PRELOAD: dict[RoleName, tuple[str, ...]] = {
 """What each role needs imported: a host imports them all when its process starts (so a
 namespace's activation does not)."""
 
+CHANNEL_METHODS = frozenset({"handle", "settle", "positioned_digests", "assign", "release"})
+"""The host's calls that drivers and the directory on the same machine make through the host's
+channel (``stratagate.actors.channel``) instead of Ray: the ones made per turn and per
+namespace."""
+
 
 class NotAssignedError(StorageConflictError):
     """The host no longer serves that namespace (it was passivated, or moved)."""
@@ -113,6 +128,8 @@ class HostActor:
         for modules in PRELOAD.values():
             for module in modules:
                 importlib.import_module(module)
+        self._channel = ChannelServer(self, CHANNEL_METHODS, within=sockets_directory())
+        atexit.register(self._channel.close)
 
     def assign(
         self,
@@ -194,6 +211,11 @@ class HostActor:
         """The Ray node this actor runs on."""
         return str(ray.get_runtime_context().get_node_id())
 
+    def channel(self) -> tuple[str, str]:
+        """Where drivers on this machine call this host directly: the node's address and the
+        path of the host's socket."""
+        return node_ip(), self._channel.path
+
     def serving(self) -> list[str]:
         """The namespaces this host serves now."""
         with self._table:
@@ -206,6 +228,23 @@ class _Activation:
     namespace: str
     host: Actor
     lease: Lease
+
+
+def sockets_directory() -> str | None:
+    """Ray's directory of sockets for this session (where a host's channel goes), if known."""
+    try:
+        from ray._private import worker
+
+        node: Any = worker.global_worker.node
+        return str(node.get_sockets_dir_path())
+    except Exception:  # another Ray's layout: the system's temp dir then
+        return None
+
+
+def alive_nodes() -> list[str]:
+    """The ids of the cluster's live nodes, in a fixed order."""
+    nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
+    return sorted(str(node["NodeID"]) for node in nodes if node.get("Alive"))
 
 
 def pool_size() -> int:
@@ -250,11 +289,17 @@ class Directory:
         return len(self.hosts)
 
     def _grow(self, hosts: int) -> None:
+        """Start hosts up to ``hosts``, one node after another (on a cluster the pool, and so
+        the namespaces, spread over the nodes; Ray's SPREAD only tries to)."""
+        nodes = alive_nodes()
         while len(self.hosts) < hosts:
             self.started += 1
-            # SPREAD: on a cluster, the pool (and so the namespaces) spreads over the nodes
+            strategy: Any = "SPREAD"
+            if nodes:
+                node = nodes[(self.started - 1) % len(nodes)]
+                strategy = NodeAffinitySchedulingStrategy(node, soft=True)
             host: Actor = HostActor.options(  # type: ignore[attr-defined]
-                scheduling_strategy="SPREAD", max_concurrency=HOST_THREADS
+                scheduling_strategy=strategy, max_concurrency=HOST_THREADS
             ).remote()
             self.hosts.append(host)
 
@@ -269,6 +314,7 @@ class Directory:
         """Forget a host that died: its namespaces are no longer live, a new host takes its
         place in the pool."""
         self.hosts = [h for h in self.hosts if h._actor_id != host._actor_id]
+        forget_channel(host)
         for key in [k for k, a in self.live.items() if a.host._actor_id == host._actor_id]:
             self._drop(key)
         with contextlib.suppress(Exception):
@@ -338,9 +384,9 @@ class Directory:
         for _ in range(2):
             host = self._least_busy()
             try:
-                ray.get(host.assign.remote(database, namespace, options, lease, recover))
+                on_host(host, "assign", database, namespace, options, lease, recover)
                 return host
-            except RayActorError:
+            except (RayActorError, ChannelLost):
                 self._lose(host)
         raise RuntimeUnavailableError(f"hosts for {namespace!r} keep dying")
 
@@ -386,7 +432,7 @@ class Directory:
 
     def _release(self, key: str, activation: _Activation) -> None:
         try:
-            ray.get(activation.host.release.remote(key, activation.lease.epoch))
+            on_host(activation.host, "release", key, activation.lease.epoch)
         except Exception:  # a lost host has nothing to snapshot; the log is the truth
             log.warning("passivation snapshot failed", exc_info=True)
         try:
@@ -520,6 +566,32 @@ _STORES = SharedStores()
 """The stores of this process's Ray memories (the driver's side)."""
 
 
+_CHANNELS = Channels()
+"""This process's channels to the hosts on its machine."""
+
+
+def on_host(host: Actor, method: str, *args: Any) -> Any:
+    """The host's answer to ``method(*args)``: through its channel when it runs on this
+    machine, else through Ray (whose task errors then reach the caller wrapped). A lost host
+    raises ``RayActorError`` or ``ChannelLost``."""
+    channel = _CHANNELS.of(
+        host._actor_id, lambda: cast(tuple[str, str], ray.get(host.channel.remote()))
+    )
+    if channel is None:
+        return ray.get(getattr(host, method).remote(*args))
+    try:
+        return channel.call(method, *args)
+    except ChannelLost:
+        forget_channel(host)
+        raise
+
+
+def forget_channel(host: Actor) -> None:
+    """Drop this process's channel to a lost host. (A function of the module: Ray pickles its
+    actor classes by value, so their methods must not reach this process's objects directly.)"""
+    _CHANNELS.forget(host._actor_id)
+
+
 _DIRECTORIES: dict[str, Actor] = {}
 """The directory's handle, per Ray connection of this process (a new ``ray.init`` is another)."""
 
@@ -561,6 +633,9 @@ class RayRuntime:
 
     name = "ray"
     writes = True
+    _host: Actor
+    _channel: Channel | None
+    """The host's channel when it runs on this machine (``None``: calls go through Ray)."""
 
     def __init__(
         self, database: str, namespace: str, options: MemoryOptions, *, recover: bool = True
@@ -588,12 +663,14 @@ class RayRuntime:
             if options.ray_prestart > _PRESTARTED.get(self._directory._actor_id, 0):
                 ray.get(self._directory.prestart.remote(options.ray_prestart))
                 _PRESTARTED[self._directory._actor_id] = options.ray_prestart
-            self._host = self._activate(attach=True)
+            self._activate(attach=True)
         except BaseException:
             _STORES.give_back(database)
             raise
 
-    def _activate(self, *, attach: bool = False) -> Actor:
+    def _activate(self, *, attach: bool = False) -> None:
+        """Have the directory activate the namespace; its host (and that host's channel, when
+        it runs on this machine) serve this handle's calls from now on."""
         args = (self.database, self.namespace, self.options, self.recover, attach)
         try:
             host: Any = ray.get(self._directory.activate.remote(*args))
@@ -602,7 +679,14 @@ class RayRuntime:
             host = ray.get(self._directory.activate.remote(*args))
         except RayTaskError as exc:
             raise unwrap(exc) from None
-        return cast(Actor, host)
+        self._host = cast(Actor, host)
+        self._channel = _CHANNELS.of(host._actor_id, lambda: tuple(ray.get(host.channel.remote())))
+
+    def _call(self, method: str, args: tuple[Any, ...], timeout: float | None) -> Any:
+        """One call of the host's ``method``: through its channel when there is one, else Ray."""
+        if self._channel is not None:
+            return self._channel.call(method, *args, timeout=timeout)
+        return ray.get(getattr(self._host, method).remote(*args), timeout=timeout)
 
     @property
     def handles(self) -> Handles:
@@ -625,28 +709,32 @@ class RayRuntime:
         namespace was passivated meanwhile); the auditor answers here."""
         if host_of(message) == Auditor.host:
             return self._auditor.handle(message)
-        key = self.key
         then = following(message)
-        answer = self._on(lambda host: host.handle.remote(key, message, then is not None))
+        answer = self._on("handle", lambda: (self.key, message, then is not None))
         self._sent_along = then
         return answer
 
-    def _on(self, call: Callable[[Actor], Any], timeout: float | None = None) -> Any:
-        """Make one call on the namespace's host and wait for it (``DrainTimeoutError`` after
+    def _on(
+        self, method: str, args: Callable[[], tuple[Any, ...]], timeout: float | None = None
+    ) -> Any:
+        """Call the host's ``method`` with ``args()`` and wait (``DrainTimeoutError`` after
         ``timeout``); when the namespace was passivated, moved or its host lost, have the
-        directory re-activate it and try again."""
+        directory re-activate it and try again (``args`` is asked again then)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         for attempt in range(CALL_ATTEMPTS):
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
-                return ray.get(call(self._host), timeout=remaining)
-            except GetTimeoutError as exc:
+                return self._call(method, args(), remaining)
+            except (GetTimeoutError, ChannelTimeout) as exc:
                 raise DrainTimeoutError(f"the host still busy after {timeout} s") from exc
-            except RayTaskError as exc:
-                error = unwrap(exc)
+            except (RayTaskError, NotAssignedError) as exc:  # Ray wraps, the channel does not
+                error = unwrap(exc) if isinstance(exc, RayTaskError) else exc
                 if not isinstance(error, NotAssignedError) or attempt == CALL_ATTEMPTS - 1:
                     raise error from None
-            except (RayActorError, ObjectLostError) as exc:  # the host or an object's owner died
+            except (RayActorError, ObjectLostError, ChannelLost) as exc:  # the host (or an
+                # object's owner) died
+                if isinstance(exc, ChannelLost):
+                    forget_channel(self._host)
                 if attempt == CALL_ATTEMPTS - 1:
                     raise RuntimeUnavailableError(
                         f"the host of namespace {self.namespace!r} was lost "
@@ -655,7 +743,7 @@ class RayRuntime:
                 with contextlib.suppress(RayError):  # reassign, to a live host
                     ray.get(self._directory.repair.remote(self.database, self.namespace))
             self._lost = True  # the background work it was doing is to be finished
-            self._host = self._activate()
+            self._activate()
         raise RuntimeUnavailableError("unreachable")  # pragma: no cover
 
     def start(self, messages: Sequence[Message[Any]]) -> None:
@@ -697,15 +785,14 @@ class RayRuntime:
         except DrainTimeoutError:
             self._pending = pending
             raise
-        key = self.key
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
         finish, self._lost = self._lost, False
 
-        def settle(host: Actor) -> Any:  # after a loss inside _on, the new host finishes
-            return host.settle.remote(key, remaining, finish or self._lost)
+        def settle() -> tuple[Any, ...]:  # after a loss inside _on, the new host finishes
+            return (self.key, remaining, finish or self._lost)
 
         try:
-            self._on(settle, timeout=remaining)
+            self._on("settle", settle, timeout=remaining)
         except DrainTimeoutError:
             self._lost = self._lost or finish  # not finished yet: the next drain does it
             raise
@@ -713,8 +800,7 @@ class RayRuntime:
 
     def _live_digests(self) -> list[tuple[int, dict[str, str]]]:
         """The host's position and read-model digests for the namespace."""
-        key = self.key
-        return [self._on(lambda host: host.positioned_digests.remote(key))]
+        return [self._on("positioned_digests", lambda: (self.key,))]
 
     def reload(self) -> None:
         """The host's roles share the live state the erasure folded again; this process's keys

@@ -9,7 +9,7 @@ from typing import Any
 
 from stratagate import StrataGate
 from stratagate.actors import pipeline
-from stratagate.actors.hosted import HostedNamespace
+from stratagate.actors.hosted import SNAPSHOT_KEY, HostedNamespace
 from stratagate.options import MemoryOptions
 from stratagate.store import Holder, open_store
 from tests.support.fakes import SlowOn, TitleSummarizer
@@ -54,4 +54,28 @@ def test_requests_while_a_pass_is_queued_are_coalesced(tmp_path: Path) -> None:
         hosted.release(snapshot_min=1)
     finally:
         release.touch()
+        store.close()
+
+
+def test_a_released_namespace_snapshots_by_its_own_events_not_the_logs(tmp_path: Path) -> None:
+    """Positions are global to the database: a namespace of a few events in a long log has no
+    tail worth a snapshot when released; one whose own events reach the bound has."""
+    database = str(tmp_path / "long.db")
+    rows = [{"user": f"turn {i}", "assistant": "ok"} for i in range(60)]
+    with StrataGate.open(database, "busy", snapshot_every=0) as memory:
+        memory.append_turns(rows, defer_processing=True)  # 60 rows before the others
+    store = open_store(database)
+    scratch = StrataGate.in_memory("scratch")  # makes the turn commands a memory would send
+    try:
+        for name, turns, snapshotted in (("small", 3, False), ("large", 60, True)):
+            lease = store.acquire_lease(name, Holder.current("test"))
+            hosted = HostedNamespace(store, name, MemoryOptions(), lease, recover=False)
+            for row in rows[:turns]:
+                turn = scratch._turn_command(row["user"], row["assistant"], processing="defer")
+                hosted.deliver(turn)
+            hosted.release(snapshot_min=50)
+            store.release_lease(lease)
+            assert (store.load_snapshot(name, SNAPSHOT_KEY) is not None) == snapshotted, name
+    finally:
+        scratch.close()
         store.close()
