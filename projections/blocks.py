@@ -67,13 +67,17 @@ class MessageRow(NamedTuple):
     tool_calls: tuple[ToolTrace, ...] | None
     name: str | None
 
+    @property
+    def created_at(self) -> datetime:
+        return _EPOCH + timedelta(microseconds=self.created_us)
+
     def message(self) -> RawMessage:
         """The message as the API shows it (its values were validated when folded)."""
         return RawMessage.model_construct(
             id=self.id,
             role=self.role,
             content=self.content,
-            created_at=_EPOCH + timedelta(microseconds=self.created_us),
+            created_at=self.created_at,
             thread_id=self.thread_id,
             tool_calls=None if self.tool_calls is None else list(self.tool_calls),
             name=self.name,
@@ -174,14 +178,11 @@ def _same_or_rows(
     return tuple(message_row(m) for m in stored)
 
 
-@dataclass(slots=True)
-class MessageRef:
-    """Where a raw message lives: its thread, turn and (once sealed) block (one per message, so
-    a slotted dataclass rather than a pydantic record)."""
-
-    thread: str
-    turn: int
-    block_id: str | None = None
+MessageRef = tuple[str, int, str | None]
+"""Where a raw message lives: its thread key, turn and (once sealed) block. One per message
+for the whole history, so a plain tuple of strings and an int: the garbage collector stops
+tracking such a tuple, and a full collection does not walk it (an object of a class, slotted
+or named tuple, it walks every time)."""
 
 
 def turn_digest(thread_id: str | None, messages: Sequence[MessageData]) -> str:
@@ -242,7 +243,7 @@ class BlocksModel(ReadModel):
         rows = tuple(message_row(m, strings) for m in event.messages)
         thread.tail.append(TailTurn(event.turn, event.thread_turn, rows, event.at))
         for row in rows:
-            self.messages[row.id] = MessageRef(key, event.turn)
+            self.messages[row.id] = (key, event.turn, None)
 
     @handles(SealStarted)
     def _seal_started(self, event: SealStarted, _: Recorded) -> None:
@@ -295,7 +296,7 @@ class BlocksModel(ReadModel):
             thread_id=thread_id, turns=1, block_ids=[event.block_id]
         )
         for message in event.messages:
-            self.messages[message.id] = MessageRef(thread=thread_id, turn=1)
+            self.messages[message.id] = (thread_id, 1, None)
         self._add_block(
             BlockRecord(
                 id=event.block_id,
@@ -316,10 +317,11 @@ class BlocksModel(ReadModel):
 
     def _add_block(self, block: BlockRecord) -> None:
         self.blocks[block.id] = block
+        messages = self.messages
         for row in block.rows:
-            ref = self.messages.get(row.id)
+            ref = messages.get(row.id)
             if ref is not None:
-                ref.block_id = block.id
+                messages[row.id] = (ref[0], ref[1], block.id)
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -363,11 +365,12 @@ class BlocksModel(ReadModel):
         ref = self.messages.get(message_id)
         if ref is None:
             return None
+        thread, _, block_id = ref
         source: Iterable[MessageRow]
-        if ref.block_id is not None:
-            source = self.blocks[ref.block_id].rows
+        if block_id is not None:
+            source = self.blocks[block_id].rows
         else:
-            source = (row for turn in self.threads[ref.thread].tail for row in turn.rows)
+            source = (row for turn in self.threads[thread].tail for row in turn.rows)
         return next((row.message() for row in source if row.id == message_id), None)
 
     def block_created(self, block_id: str) -> datetime:
@@ -387,7 +390,7 @@ class BlocksModel(ReadModel):
             "commands": sorted(self.commands.items()),
             "threads": [[key, *_dump_thread(t)] for key, t in self.threads.items()],
             "blocks": [_dump_block(b) for b in self.blocks.values()],
-            "messages": [[m, r.thread, r.turn, r.block_id] for m, r in self.messages.items()],
+            "messages": [[m, *ref] for m, ref in self.messages.items()],
         }
 
     @classmethod
@@ -408,7 +411,7 @@ class BlocksModel(ReadModel):
         model.messages = keyed_of(
             data,
             "messages",
-            lambda row: MessageRef(strings.setdefault(row[1], row[1]), row[2], row[3]),
+            lambda row: (strings.setdefault(row[1], row[1]), row[2], row[3]),
         )
         return model
 

@@ -12,13 +12,14 @@ without pydantic's validation of every card (the rows came from validated events
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
 from projections.read_model import validated_once
 from projections.shared import Pool, built
-from stratagate.events.payloads import CardData, WeightData, convert
+from stratagate.events.payloads import CardData, TemporalData, WeightData, convert
 from stratagate.models import (
     Basis,
     Criticality,
@@ -37,8 +38,8 @@ class WeightCache:
     """One ``MemoryWeight`` per distinct initial weight: the cards added at one turn share it
     (frozen), and a stored weight is validated once, not once per card."""
 
-    def __init__(self) -> None:
-        self._pool: Pool[MemoryWeight] = Pool()
+    def __init__(self, pool: Pool[MemoryWeight] | None = None) -> None:
+        self._pool: Pool[MemoryWeight] = Pool() if pool is None else pool
         self._by_data: dict[tuple[object, ...], MemoryWeight] = {}
 
     def get(self, data: WeightData) -> MemoryWeight:
@@ -54,8 +55,31 @@ class WeightCache:
         return self._pool.get(weight)
 
 
+class TemporalCache:
+    """One ``TemporalRow`` per distinct stored temporal part among the last ``SIZE`` met: the
+    cards of one block (or batch) mostly share theirs (the block's mention time, nothing else),
+    so each is validated and held once, not once per card. Bounded: a namespace whose cards all
+    differ in time holds no more than that."""
+
+    SIZE = 64
+
+    def __init__(self) -> None:
+        self._rows: OrderedDict[tuple[object, ...], TemporalRow] = OrderedDict()
+
+    def get(self, data: TemporalData) -> TemporalRow:
+        """The row of a stored temporal part (validated as the API's ``EventTemporal``)."""
+        key = tuple(tuple(v) if type(v) is list else v for v in data.__dict__.values())
+        row = self._rows.get(key)
+        if row is None:
+            row = self._rows[key] = TemporalRow.of(convert(EventTemporal, data))
+            if len(self._rows) > self.SIZE:
+                self._rows.popitem(last=False)
+        return row
+
+
 class TemporalRow:
-    """A card's ``EventTemporal`` as a row (every card has one: its mention time)."""
+    """A card's ``EventTemporal`` as a row (every card has one: its mention time); cards with
+    the same time may share one (rows are never changed)."""
 
     __slots__ = TEMPORAL_FIELDS = (
         "basis",
@@ -162,9 +186,18 @@ class CardRow:
         self.created_at = created_at
 
     @classmethod
-    def of(cls, card: CardData, weights: WeightCache) -> CardRow:
-        """The row of a stored card (its temporal part and weight validated as the API's)."""
+    def of(
+        cls, card: CardData, weights: WeightCache, times: TemporalCache | None = None
+    ) -> CardRow:
+        """The row of a stored card (its temporal part and weight validated as the API's; its
+        temporal row shared through ``times`` when given)."""
         temporal = card.temporal
+        if temporal is None:
+            row = None
+        elif times is None:
+            row = TemporalRow.of(convert(EventTemporal, temporal))
+        else:
+            row = times.get(temporal)
         return cls(
             id=card.id,
             title=card.title,
@@ -174,7 +207,7 @@ class CardRow:
             quotes=tuple(card.quotes),
             source_block_id=card.source_block_id,
             source_message_ids=tuple(card.source_message_ids),
-            temporal=None if temporal is None else TemporalRow.of(convert(EventTemporal, temporal)),
+            temporal=row,
             scope=card.scope,
             criticality=card.criticality,
             confidence=card.confidence,
@@ -365,6 +398,7 @@ __all__ = [
     "CardRow",
     "EventRecord",
     "Origin",
+    "TemporalCache",
     "TemporalRow",
     "WeightCache",
     "dump_rows",

@@ -12,7 +12,14 @@ from typing import Any, Self
 
 from pydantic import Field
 
-from projections.card_rows import CardRow, EventRecord, WeightCache, dump_rows, row_loader
+from projections.card_rows import (
+    CardRow,
+    EventRecord,
+    TemporalCache,
+    WeightCache,
+    dump_rows,
+    row_loader,
+)
 from projections.lazy import LazyMap, keyed_of
 from projections.read_model import ReadModel, Record, dump_records, handles, load_records
 from stratagate.events import (
@@ -67,13 +74,14 @@ class EventsModel(ReadModel):
         self.rank: dict[str, int] = {}
         """Creation rank of each card: derived from the order of ``records``, not snapshotted."""
         self._weights = WeightCache()
+        self._times = TemporalCache()
 
     # -- fold -------------------------------------------------------------------------------
 
     @handles(ExtractionSucceeded)
     def _extracted(self, event: ExtractionSucceeded, _: Recorded) -> None:
         for stored in event.events:
-            card = CardRow.of(stored, self._weights)
+            card = CardRow.of(stored, self._weights, self._times)
             self.records[card.id] = EventRecord(
                 card, updated_at=stored.updated_at, origin="extraction"
             )
@@ -81,7 +89,7 @@ class EventsModel(ReadModel):
 
     @handles(EventAdded)
     def _added(self, event: EventAdded, _: Recorded) -> None:
-        card = CardRow.of(event.event, self._weights)
+        card = CardRow.of(event.event, self._weights, self._times)
         self.records[card.id] = EventRecord(
             card,
             updated_at=event.event.updated_at,

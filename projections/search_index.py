@@ -12,12 +12,13 @@ and element facts to the messages they cite, and the category rule (a query's ca
 "activities", lends a bonus to the named speaker's messages that name a member, "swimming";
 ``stratagate.core.category_words``); for a hypothetical question ("Would Caroline be
 considered religious?") the named speaker's self-describing messages ("I'm ...", "my ...")
-gain in proportion to the question's words they hold; last, a message that mostly asks is
+gain in proportion to the question's words they hold; then a message that mostly asks is
 scaled down, a named speaker's message that reports what they did scaled up, and one that
 speaks of the listener rather than the speaker scaled down
-(``stratagate.core.question_forms``). Raw hit scores are these blended scores. A message with
-no text of its own (an empty side of a turn) is not indexed: as a hit it would only repeat
-its neighbours.
+(``stratagate.core.question_forms``); last, for a hypothetical question, the named speaker's
+turns just before and after their best hits rise to most of those hits' scores. Raw hit
+scores are these blended scores. A message with no text of its own (an empty side of a turn)
+is not indexed: as a hit it would only repeat its neighbours.
 
 Queries are tokenised with ``query_tokens`` (search tokens minus English stop words, all of
 them when nothing else is left); documents keep every token, so BM25 itself is unchanged.
@@ -34,12 +35,13 @@ tokens and the structured lists they ask for.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from projections.blocks import BlocksModel, MessageRow, thread_key
 from projections.card_rows import CardRow
@@ -135,6 +137,15 @@ MESSAGE_MARKS: dict[str, Callable[[MessageForms], bool]] = {
 """The marks raw search keeps of each indexed message, by name (as snapshotted), and the form
 that sets each (``MessageForms``): self-describing (the evidence of a hypothetical question),
 mostly asking, reporting what its speaker did, speaking of the listener, naming a thing."""
+RAW_NEIGHBOUR_HITS = 5
+RAW_NEIGHBOUR_FLOOR = 0.8
+"""Raw search, hypothetical questions naming a speaker: each of the ``RAW_NEIGHBOUR_HITS``
+best-scored messages of the named speakers raises the same speaker's message just before and
+just after it in the thread (one message, the other side, between them) to at least
+``RAW_NEIGHBOUR_FLOOR`` of its own score. What a person is like is told over their
+consecutive turns of one exchange ("Gonna continue my edu and check out career options" →
+"I'm keen on counseling or working in mental health"), and the turn that matches the
+question is often only one of them."""
 RAW_REPLY_SHARE = 0.4
 """Raw search: the share of a candidate's score its reply gains, when the candidate asks
 something (has a ``?``): the answer to a question sits in the reply."""
@@ -226,10 +237,12 @@ class SearchIndex(ReadModel):
         self._raw_stored: dict[str, Callable[[], Any]] | None = None
         """A restored index's raw-message postings, replies and marks, by snapshot key: parsed
         when first read (``_load_raw``)."""
-        self._pending_raw: list[tuple[int, tuple[MessageRow, ...]]] = []
-        """Turns whose messages are not indexed yet: (first new message, the thread's previous
-        message then the turn's, as the blocks model's rows). Raw messages are indexed when first
-        needed — a raw search, a digest, a snapshot — so ingesting pays nothing for them."""
+        self._pending_raw: list[MessageRow | tuple[MessageRow, ...] | None] = []
+        """Turns whose messages are not indexed yet, two entries each: the thread's previous
+        message (or ``None``), then the turn's rows (the blocks model's own tuple). Flat, so a
+        waiting turn adds no object the garbage collector walks. Raw messages are indexed when
+        first needed — a raw search, a digest, a snapshot — so ingesting pays nothing for
+        them."""
         self.participants: dict[str, set[str]] = {}
         self.speakers: dict[str, set[str]] = {}
         self._replies: dict[str, str] = {}
@@ -342,9 +355,7 @@ class SearchIndex(ReadModel):
 
     @handles(TurnAppended)
     def _turn(self, event: TurnAppended, _: Recorded) -> None:
-        previous, rows = self._turn_rows(event)
-        first = 1 if previous is not None else 0
-        self._pending_raw.append((first, (previous, *rows) if previous is not None else rows))
+        self._pending_raw.extend(self._turn_rows(event))
         for message in event.messages:
             if message.name and message.content.strip():
                 self.speakers.setdefault(normalize_name(message.name), set()).add(message.id)
@@ -386,7 +397,11 @@ class SearchIndex(ReadModel):
         pending, self._pending_raw = self._pending_raw, []
         nothing: Counter[str] = Counter()
         people = frozenset(self.speakers)  # speakers' names name no thing
-        for first, messages in pending:
+        for at in range(0, len(pending), 2):
+            earlier = cast("MessageRow | None", pending[at])
+            rows = cast("tuple[MessageRow, ...]", pending[at + 1])
+            first = 1 if earlier is not None else 0
+            messages = (earlier, *rows) if earlier is not None else rows
             previous = messages[0]
             last = previous.id if first and "?" in previous.content else None
             counts = [Counter(search_tokens(m.content)) for m in messages]  # once each
@@ -660,11 +675,14 @@ class SearchIndex(ReadModel):
         set, so does each message the best event cards cite. For a hypothetical question that
         names a speaker, the speaker's self-describing messages holding a question word are
         multiplied by 1 + the share of the question's words they hold
-        (``_self_description_factors``). Last, a message that mostly asks is multiplied by
+        (``_self_description_factors``). Then a message that mostly asks is multiplied by
         ``RAW_ASKING_FACTOR``, a named speaker's message reporting what they did by
         ``RAW_REPORT_BOOST`` and one speaking of the listener rather than themselves by
         ``RAW_LISTENER_FACTOR``; any message naming a concrete thing (a name or a number) by
-        ``RAW_NAMING_BOOST``.
+        ``RAW_NAMING_BOOST``. Last, for a hypothetical question naming a speaker, the
+        speaker's previous and next turn around each of their ``RAW_NEIGHBOUR_HITS`` best
+        messages rise to at least ``RAW_NEIGHBOUR_FLOOR`` of its score
+        (``_raise_neighbours``).
         """
         tokens = query_tokens(query)
         if not tokens:
@@ -684,11 +702,13 @@ class SearchIndex(ReadModel):
                 score[reply] = own + RAW_REPLY_SHARE * value / top
         speakers = self._names_in(query, self.speakers)
         named: set[str] = set()
+        hypothetical = False
         if speakers:
             named = set().union(*(self.speakers[name] for name in speakers))
             for doc_id in score.keys() & named:
                 score[doc_id] *= RAW_SPEAKER_BOOST
-            if is_hypothetical_question(query):
+            hypothetical = is_hypothetical_question(query)
+            if hypothetical:
                 names = {token for name in speakers for token in search_tokens(name)}
                 for doc_id, factor in self._self_description_factors(tokens, names, named, keep):
                     score[doc_id] = score.get(doc_id, lexical(doc_id) / top) * factor
@@ -711,8 +731,71 @@ class SearchIndex(ReadModel):
                     score[doc_id] *= RAW_LISTENER_FACTOR
             if doc_id in naming:
                 score[doc_id] *= RAW_NAMING_BOOST
+        if hypothetical:
+            self._raise_neighbours(score, named, keep, lexical, top)
         ranked = heapq.nsmallest(limit, score.items(), key=lambda item: (-item[1], item[0]))
         return [(doc_id, value) for doc_id, value in ranked]
+
+    def _raise_neighbours(
+        self,
+        score: dict[str, float],
+        named: set[str],
+        keep: Callable[[str], bool] | None,
+        lexical: Callable[[str], float],
+        top: float,
+    ) -> None:
+        """The neighbour rule of hypothetical questions (``RAW_NEIGHBOUR_FLOOR``): the same
+        speaker's previous and next message of each of the best-scored named-speaker messages
+        rises to at least ``RAW_NEIGHBOUR_FLOOR`` of that message's score. The floors are
+        taken from the scores before any of them is raised (no chains)."""
+        best = heapq.nsmallest(
+            RAW_NEIGHBOUR_HITS,
+            ((doc_id, value) for doc_id, value in score.items() if doc_id in named),
+            key=lambda item: (-item[1], item[0]),
+        )
+        raw = self.raw
+        for doc_id, value in best:
+            floor = RAW_NEIGHBOUR_FLOOR * value
+            for other in self._same_speaker_neighbours(doc_id):
+                if other in raw and (keep is None or keep(other)):
+                    score[other] = max(score.get(other, lexical(other) / top), floor)
+
+    def _same_speaker_neighbours(self, message_id: str) -> list[str]:
+        """The messages two before and two after ``message_id`` in its thread that have the
+        same speaker: the speaker's previous and next turn of a two-sided exchange. Looked up
+        in the message's block or open-tail turn and the ones on either side of it."""
+        assert self._blocks_model is not None
+        blocks = self._blocks_model
+        ref = blocks.messages.get(message_id)
+        if ref is None:
+            return []
+        key, turn, block_id = ref
+        thread = blocks.threads.get(key)
+        if thread is None:
+            return []
+        sealed = len(thread.block_ids)
+        if block_id is not None:
+            unit = blocks.blocks[block_id].position - 1
+            if not 0 <= unit < sealed or thread.block_ids[unit] != block_id:
+                return []  # not a block of the thread's sequence (an import's own block)
+        else:
+            unit = sealed + bisect.bisect_left(thread.tail, turn, key=lambda t: t.turn)
+
+        def rows_of(k: int) -> Sequence[MessageRow]:
+            if k < sealed:
+                return blocks.blocks[thread.block_ids[k]].rows
+            return thread.tail[k - sealed].rows if k - sealed < len(thread.tail) else ()
+
+        rows = [row for k in range(max(unit - 1, 0), unit + 2) for row in rows_of(k)]
+        index = next((i for i, row in enumerate(rows) if row.id == message_id), None)
+        if index is None:
+            return []
+        speaker = rows[index].name
+        return [
+            rows[i].id
+            for i in (index - 2, index + 2)
+            if 0 <= i < len(rows) and rows[i].name == speaker
+        ]
 
     def _self_description_factors(
         self,
@@ -776,7 +859,7 @@ class SearchIndex(ReadModel):
         assert self._blocks_model is not None
         key = thread_key(thread_id)
         messages = self._blocks_model.messages
-        return lambda doc_id: messages[doc_id].thread == key
+        return lambda doc_id: messages[doc_id][0] == key
 
     def _bridges(self, query: str) -> list[tuple[list[str], float]]:
         """The source messages of the best event hits and of the events the best fact hits
@@ -982,6 +1065,8 @@ __all__ = [
     "RAW_FACT_BRIDGE",
     "RAW_LISTENER_FACTOR",
     "RAW_NAMING_BOOST",
+    "RAW_NEIGHBOUR_FLOOR",
+    "RAW_NEIGHBOUR_HITS",
     "RAW_REPLY_SHARE",
     "RAW_REPORT_BOOST",
     "RAW_SPEAKER_BOOST",

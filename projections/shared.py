@@ -11,6 +11,7 @@ from pydantic import BaseModel
 M = TypeVar("M", bound=BaseModel)
 
 _ALL_SET: dict[type[BaseModel], set[str]] = {}
+_SETS: dict[frozenset[str], set[str]] = {}
 
 
 def all_fields_set(cls: type[BaseModel]) -> set[str]:
@@ -36,12 +37,14 @@ def built(cls: type[M], values: dict[str, Any]) -> M:
 
 
 def share_fields_set(model: BaseModel) -> None:
-    """Point ``model`` at one field-name set per class when every field of it is set (a
-    converted card's are). The API models are frozen, so nothing adds to the set."""
+    """Point ``model`` at the one field-name set of the instances that set the same fields (a
+    new card sets all but a few of its defaults). The models are frozen, so nothing adds to
+    the set (``model_copy`` copies it)."""
     fields_set = model.__pydantic_fields_set__
-    if len(fields_set) != len(type(model).model_fields):
-        return
-    shared = _ALL_SET.setdefault(type(model), fields_set)
+    if len(fields_set) == len(type(model).model_fields):
+        shared = _ALL_SET.setdefault(type(model), fields_set)
+    else:
+        shared = _SETS.setdefault(frozenset(fields_set), fields_set)
     object.__setattr__(model, "__pydantic_fields_set__", shared)
 
 

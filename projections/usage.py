@@ -10,6 +10,7 @@ from typing import Any, Self
 
 from pydantic import Field
 
+from projections.card_rows import WeightCache
 from projections.lazy import LazyMap, keyed_of
 from projections.read_model import (
     ReadModel,
@@ -76,6 +77,8 @@ class WeightsModel(ReadModel):
         self.receipts: dict[str, UsageReceipt] = {}
         self._initial: Pool[MemoryWeight] = Pool()
         """Equal weights as one instance (weights are replaced, never changed in place)."""
+        self._stored = WeightCache(self._initial)
+        """A stored card's initial weight as the API's, validated once per distinct value."""
 
     @handles(TurnAppended)
     def _turn(self, event: TurnAppended, _: Recorded) -> None:
@@ -84,11 +87,11 @@ class WeightsModel(ReadModel):
     @handles(ExtractionSucceeded)
     def _extracted(self, event: ExtractionSucceeded, _: Recorded) -> None:
         for card in event.events:
-            self.weights[card.id] = self._initial.get(convert(MemoryWeight, card.weight))
+            self.weights[card.id] = self._stored.get(card.weight)
 
     @handles(EventAdded)
     def _added(self, event: EventAdded, _: Recorded) -> None:
-        self.weights[event.event.id] = self._initial.get(convert(MemoryWeight, event.event.weight))
+        self.weights[event.event.id] = self._stored.get(event.event.weight)
 
     @handles(ProjectionCompleted)
     def _projected(self, event: ProjectionCompleted, _: Recorded) -> None:

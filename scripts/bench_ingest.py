@@ -11,9 +11,13 @@ what the store did per turn: SQL statements and catch-up reads of the log. ``--m
 offline`` (default) uses the bundled heuristics; ``none`` seals with deterministic views and
 extracts nothing. ``--passes N`` ingests the conversations N times (each pass with its own
 threads, receipt and message ids, 400 days later), to show a turn's cost over a longer
-history; ``--snapshot-every 0`` turns the read-model snapshots off (their pause is not the
-turn's own cost). Each per-turn row prints p50, p95, p99 and max (the longest pause a caller
-saw); SQL statements per turn are the store's (list operations for ``--store memory``).
+history; ``--snapshot-every N`` sets the read-model snapshots' spacing (0: none; by default
+the library's: every 1,000 events on a file, none in memory). Each per-turn row prints p50, p95, p99 and max (the longest pause a caller
+saw), and the longest a turn took of its thread's CPU (``max_cpu_ms``: on a loaded machine a
+wall pause may be mostly waiting for a core); SQL statements per turn are the store's (list
+operations for ``--store memory``). The garbage collector's figures: every collection's pause,
+the full (generation 2) ones apart, and the objects it tracks after the run less those before
+it, per 1,000 turns (what a full collection has to walk grows with them).
 
     python scripts/bench_ingest.py [--models offline|none] [--layout shared|per-conversation]
         [--store durable|memory] [--batch N] [--conversations 5] [--passes N]
@@ -150,12 +154,21 @@ def work_counts(memory: StrataGate) -> tuple[int, int]:
     return statements, reads
 
 
+def settle(memory: StrataGate) -> None:
+    """Wait for the background snapshot in flight (its state is not the memory's)."""
+    live = getattr(getattr(memory, "_runtime", None), "live", None)
+    if live is not None:
+        live.snapshots.join()
+
+
 class GcPauses:
     """The cyclic garbage collector's pauses while it is installed (``gc.callbacks``): a full
     collection walks every live object, so it is the usual cause of a turn's max."""
 
     def __init__(self) -> None:
         self.pauses: list[float] = []
+        self.full: list[float] = []
+        """The pauses of full (generation 2) collections."""
         self._began = 0.0
 
     def __enter__(self) -> GcPauses:
@@ -165,11 +178,13 @@ class GcPauses:
     def __exit__(self, *_: object) -> None:
         gc.callbacks.remove(self._tick)
 
-    def _tick(self, phase: str, _info: dict[str, int]) -> None:
+    def _tick(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._began = time.perf_counter()
         else:
             self.pauses.append(time.perf_counter() - self._began)
+            if info["generation"] == 2:
+                self.full.append(self.pauses[-1])
 
 
 @dataclass
@@ -188,6 +203,10 @@ class Run:
     )
     verified: bool = True
     gc_pauses: list[float] = field(default_factory=list)
+    gc_full: list[float] = field(default_factory=list)
+    tracked: int = 0
+    """Objects the collector tracks after the run, less those it tracked before it (after
+    a full collection each time; frozen ones are not counted): what the state keeps."""
 
 
 def ingest_run(
@@ -197,9 +216,10 @@ def ingest_run(
     os.environ[ENCRYPTION_ENV] = encryption
     options: dict[str, Any] = {
         "block_turn_size": args.block_turn_size,
-        "snapshot_every": args.snapshot_every,
         **model_options(args.models),
     }
+    if args.snapshot_every is not None:
+        options["snapshot_every"] = args.snapshot_every
     run = Run()
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
         database = os.path.join(tmp, "memory.db")
@@ -212,12 +232,19 @@ def ingest_run(
                 if args.gc_freeze:  # what setup made is never garbage: out of the collector's walks
                     gc.collect()
                     gc.freeze()
+                gc.collect()
+                tracked = len(gc.get_objects())
                 start, cpu = time.perf_counter(), time.process_time()
                 with GcPauses() as collections:
                     ingest_one(memory, turns, args.batch, run.took, run.cpu_took)
                 run.gc_pauses += collections.pauses
+                run.gc_full += collections.full
                 run.elapsed += time.perf_counter() - start
                 run.cpu += time.process_time() - cpu
+                memory.drain()
+                settle(memory)
+                gc.collect()
+                run.tracked += len(gc.get_objects()) - tracked
                 gc.unfreeze()
                 counted = work_counts(memory)
                 run.statements += counted[0]
@@ -236,7 +263,10 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=5)
     parser.add_argument("--passes", type=int, default=1, help="times over the conversations")
     parser.add_argument(
-        "--snapshot-every", type=int, default=1000, help="0: no read-model snapshots"
+        "--snapshot-every",
+        type=int,
+        default=None,
+        help="0: no read-model snapshots (default: the library's, 1000, none in memory)",
     )
     parser.add_argument("--block-turn-size", type=int, default=12)
     parser.add_argument("--layout", choices=("shared", "per-conversation"), default="shared")
@@ -327,10 +357,14 @@ def main() -> None:
         encrypted_over_clear_cpu=cpu_cost,
         peak_rss_mb=peak_rss_mb(),
         cpu_p50_us=cpu_parts,
+        max_cpu_ms=max(run.cpu_took, default=0.0) * 1000,
         gc={
             "collections": len(run.gc_pauses),
             "total_s": sum(run.gc_pauses),
             "max_ms": max(run.gc_pauses, default=0.0) * 1000,
+            "full_collections": len(run.gc_full),
+            "max_full_ms": max(run.gc_full, default=0.0) * 1000,
+            "tracked_per_1000_turns": run.tracked * 1000 / turn_count,
         },
     )
     print(
@@ -366,9 +400,12 @@ def main() -> None:
         )
     print(
         f"median turn {statistics.median(took) * 1000:.3f} ms, p99 {rows[0]['p99_ms']:.3f} ms, "
-        f"max pause {rows[0]['max_ms']:.1f} ms; garbage collector: "
-        f"{len(run.gc_pauses)} collections, {sum(run.gc_pauses) * 1000:.0f} ms in all, "
-        f"longest {max(run.gc_pauses, default=0.0) * 1000:.1f} ms; wrote {Path(out)}"
+        f"max pause {rows[0]['max_ms']:.1f} ms (CPU {max(run.cpu_took, default=0.0) * 1000:.1f} "
+        f"ms); garbage collector: {len(run.gc_pauses)} collections, "
+        f"{sum(run.gc_pauses) * 1000:.0f} ms in all, longest "
+        f"{max(run.gc_pauses, default=0.0) * 1000:.1f} ms, {len(run.gc_full)} full, longest "
+        f"{max(run.gc_full, default=0.0) * 1000:.1f} ms; {run.tracked * 1000 / turn_count:,.0f} "
+        f"objects tracked per 1,000 turns; wrote {Path(out)}"
     )
 
 

@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -166,6 +164,11 @@ def fresh_database(kind: str) -> Iterator[str]:
         with tempfile.TemporaryDirectory(prefix="bench-ns-") as tmp:
             yield os.path.join(tmp, "memory.db")
         return
+    # imported here: SQLAlchemy is tens of MiB of a child's peak RSS, which the benchmarks of
+    # in-memory namespaces measure and which a memory without a SQL store no longer imports
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
     schema = f"bench_{uuid.uuid4().hex[:12]}"
     admin = create_engine(kind, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:

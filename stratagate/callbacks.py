@@ -8,7 +8,6 @@ error) after the failed job state is durable.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -52,6 +51,10 @@ def invoke(fn: Callable[..., Any], *arguments: Any) -> Any:
 
 
 def _run(awaitable: Any) -> Any:
+    """Run an async callback's awaitable to its end (asyncio is imported here, when a callback
+    is async: a process whose callbacks are not never pays its ~9 MiB)."""
+    import asyncio
+
     async def wrap() -> Any:
         return await awaitable
 

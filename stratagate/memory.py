@@ -129,8 +129,8 @@ from stratagate.results import (
     ResumePendingResult,
     VerifyReport,
 )
+from stratagate.store import open_sql_store
 from stratagate.store.in_process import IN_PROCESS_URL
-from stratagate.store.sql import open_event_store
 from stratagate.timeutil import format_utc, utc_now
 
 R = TypeVar("R")
@@ -236,14 +236,14 @@ class StrataGate:
         """Create ``database``'s tables when it is new (a SQLite file and its directory, or the
         tables in a PostgreSQL schema), touching no namespace: a server checks its database at
         start this way and opens namespaces only on their first call."""
-        with open_event_store(database_url(database)):
+        with open_sql_store(database_url(database)):
             pass
 
     @classmethod
     def list_namespaces(cls, database: str | os.PathLike[str]) -> list[LogSummary]:
         """Every namespace with at least one logged event in ``database``, sorted, each with
         its revision and last position (read-only: nothing is opened for writing)."""
-        with open_event_store(database_url(database), create=False, read_only=True) as store:
+        with open_sql_store(database_url(database), create=False, read_only=True) as store:
             log_position = store.global_head()
             return [
                 LogSummary(
@@ -266,7 +266,7 @@ class StrataGate:
         name = check_namespace(namespace)
         if not isinstance(reason, str) or not reason.strip():
             raise InvalidInputError(f"reason must be a non-empty string, got {reason!r}")
-        with open_event_store(database_url(database), create=False) as store:
+        with open_sql_store(database_url(database), create=False) as store:
             return store.purge_namespace(name, reason=reason, at=format_utc(utc_now())).rows
 
     @classmethod
@@ -284,7 +284,7 @@ class StrataGate:
             raise InvalidInputError("import_log needs a durable database: a file path or a URL")
         if namespace is not None:
             check_namespace(namespace)
-        with open_event_store(url) as store:
+        with open_sql_store(url) as store:
             return import_log(_path_text(path), store, namespace)
 
     @classmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any, TypeVar
 
 from projections.cards import EventRecord
 from projections.shared import share_fields_set
@@ -18,7 +19,7 @@ from stratagate.actors.role import Role, Taken, error_text, handles
 from stratagate.callbacks import invoke, is_local, validate_output
 from stratagate.core.ingest import DecidedItem, ImportDecision, decide_import
 from stratagate.core.layers import deterministic_layers
-from stratagate.core.provenance import build_card, namespace_event_ids
+from stratagate.core.provenance import CitableMessage, card_values, namespace_event_ids
 from stratagate.errors import InvalidInputError, ModelResponseError, UnknownIdError
 from stratagate.events import (
     EXTRACTION,
@@ -35,7 +36,15 @@ from stratagate.events import (
     ExtractionSucceeded,
     ProjectionQueued,
 )
-from stratagate.events.payloads import CardData, MessageData, SummaryData, convert, convert_all
+from stratagate.events.payloads import (
+    CardData,
+    Data,
+    MessageData,
+    SummaryData,
+    TemporalData,
+    WeightData,
+    convert_all,
+)
 from stratagate.formats.external_memory import ImportPlan
 from stratagate.messages import AddEvents, ExtractReady, ImportExternal, UndoImport
 from stratagate.models import (
@@ -59,15 +68,29 @@ def batch_job_id(first_card_id: str) -> str:
     return "proj_" + hashlib.sha256(first_card_id.encode()).hexdigest()
 
 
-def stored_card(card: EventCard) -> CardData:
-    """The stored form of a built card, holding one field-name set per class (pydantic keeps
-    a set per instance, about 0.7 KB, for each of the card, its time and its weight): a large
-    batch holds every card's stored form until it is appended."""
-    stored = convert(CardData, card)
-    for part in (stored, stored.temporal, stored.weight):
-        if part is not None:
+D = TypeVar("D", bound=Data)
+
+
+class StoredParts:
+    """The temporal parts and weights of one append's new cards, validated once per distinct
+    value and then shared: a batch's cards mostly have the same (their block's mention time,
+    the turn's weight), and a batch holds every card until it is appended."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[Any, ...], Data] = {}
+
+    def get(self, cls: type[D], values: Mapping[str, Any]) -> D:
+        """The stored ``cls`` of ``values`` (plain data: text, numbers, lists of text)."""
+        key = (cls, *((name, tuple(v) if type(v) is list else v) for name, v in values.items()))
+        try:
+            part = self._items.get(key)
+        except TypeError:  # a value no key can hold: not shared
+            return cls.model_validate(values)
+        if part is None:
+            part = self._items[key] = cls.model_validate(values)
             share_fields_set(part)
-    return stored
+        assert isinstance(part, cls)
+        return part
 
 
 class ActiveEvents:
@@ -202,12 +225,7 @@ class Extractor(Role):
             for proposed in namespace_event_ids(result.events, draw)
         ]
         recorded = record(
-            ExtractionSucceeded(
-                block_id=block_id,
-                reason=result.reason,
-                events=convert_all(CardData, cards),
-                at=now,
-            ),
+            ExtractionSucceeded(block_id=block_id, reason=result.reason, events=cards, at=now),
             *self._supersessions(cards, now),
         )
         return [self.view.get_event(card.id) for card in cards] if recorded else []
@@ -216,15 +234,18 @@ class Extractor(Role):
         self,
         proposed: EventCardInput,
         block_id: str,
-        messages: list[RawMessage],
+        messages: Sequence[CitableMessage],
         existing: Taken,
         at: datetime,
         *,
         strict: bool,
         fill_mentioned: bool = True,
-    ) -> EventCard:
-        """A stored card for ``proposed``, citing ``block_id``; its id joins ``existing``."""
-        card = build_card(
+        parts: StoredParts | None = None,
+    ) -> CardData:
+        """The stored card for ``proposed``, citing ``block_id``, validated once, in its stored
+        form; its id joins ``existing``. Given ``parts`` (a batch, which holds every card until
+        it is appended), the card shares its temporal part, weight and field-name sets."""
+        values = card_values(
             proposed,
             block_id=block_id,
             block_messages=messages,
@@ -235,11 +256,18 @@ class Extractor(Role):
             strict=strict,
             fill_mentioned=fill_mentioned,
         )
+        if parts is None:
+            card = CardData.model_validate(values)
+        else:
+            values["temporal"] = parts.get(TemporalData, values["temporal"])
+            values["weight"] = parts.get(WeightData, values["weight"])
+            card = CardData.model_validate(values)
+            share_fields_set(card)
         existing.add(card.id)
         return card
 
     def _supersessions(
-        self, cards: Sequence[EventCard | CardData], at: datetime, batch: str | None = None
+        self, cards: Sequence[CardData], at: datetime, batch: str | None = None
     ) -> list[EventSuperseded]:
         """``EventSuperseded`` for each older event a new card says it supersedes: an active
         stored event, or an earlier card of the same batch."""
@@ -267,19 +295,28 @@ class Extractor(Role):
         self.refresh()
         now = self.options.now()
         existing = Taken(self.state.events.records)
-        cards: list[CardData] = []  # the stored form only: a batch's built cards go at once
+        batch = len(command.events) > 1
+        parts = StoredParts() if batch else None
+        cards: list[CardData] = []
         for card_input in command.events:
             block = self.state.blocks.blocks.get(card_input.source_block_id)
             if block is None:
                 raise UnknownIdError(f"unknown source block id {card_input.source_block_id!r}")
-            card = self._card(card_input, block.id, block.l5_raw, existing, now, strict=True)
-            cards.append(stored_card(card))
+            cards.append(
+                self._card(
+                    card_input, block.id, block.rows, existing, now, strict=True, parts=parts
+                )
+            )
         ids = [card.id for card in cards]
-        self._append(
-            *(EventAdded(event=card, origin="manual", at=now) for card in cards),
-            *self._supersessions(cards, now),
-            ProjectionQueued(job_id=batch_job_id(ids[0]), source_event_ids=ids, at=now),
-        )
+        events: list[DomainEvent] = []
+        for card in cards:
+            events.append(EventAdded(event=card, origin="manual", at=now))
+            if batch:
+                share_fields_set(events[-1])
+        events += self._supersessions(cards, now)
+        events.append(ProjectionQueued(job_id=batch_job_id(ids[0]), source_event_ids=ids, at=now))
+        self._append(*events)
+        del cards, events  # folded: the returned cards are read back, not held twice meanwhile
         return [self.view.get_event(card_id) for card_id in ids]
 
     # -- external memory import -------------------------------------------------------------
@@ -351,11 +388,7 @@ class Extractor(Role):
                 strict=True,
                 fill_mentioned=False,
             )
-            events.append(
-                EventAdded(
-                    event=convert(CardData, card), origin="import", import_batch_id=batch, at=now
-                )
-            )
+            events.append(EventAdded(event=card, origin="import", import_batch_id=batch, at=now))
             result.added.append(card.id)
             for old_id in step.replaces:
                 events.append(

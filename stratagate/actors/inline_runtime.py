@@ -28,12 +28,17 @@ from stratagate.actors.weight_keeper import WeightKeeper
 from stratagate.audit import refuse_damaged_log
 from stratagate.callbacks import is_local
 from stratagate.errors import DrainTimeoutError, StorageError
-from stratagate.messages import Message
+from stratagate.events import TurnAppended
+from stratagate.messages import Message, SealReady
 from stratagate.options import MemoryOptions
 from stratagate.providers import KINDS, resolve
 from stratagate.store import EventStore, open_store
 
 R = TypeVar("R")
+
+STAGES = frozenset(type(stage) for stage in pipeline.DERIVED)
+"""The derived stages a turn sets off (seal, extract, project)."""
+TURN_APPENDED: str = TurnAppended.model_fields["type"].default
 
 CONTENDED_S = 2.0
 """How long after a lost race a handle keeps deciding its commands inside the decision lock."""
@@ -75,6 +80,10 @@ class InlineRuntime:
             Auditor(store, namespace, options, self._live_digests),
         ]
         self._handlers = {type(handler): handler for handler in hosted}
+        self._settled: dict[type[Message[Any]], tuple[int, int]] = {}
+        """Derived stage → (``live.generation``, position) when it last ran to its end."""
+        self.skipped_stages = 0
+        """Derived stages answered without a delivery (nothing to do; for benchmarks)."""
         self._lock = threading.RLock()
         self._executor: ThreadPoolExecutor | None = None
         self._futures: list[Future[None]] = []
@@ -107,10 +116,47 @@ class InlineRuntime:
         return self.store.taking_turns(self.live.namespace)
 
     def deliver(self, message: Message[Any]) -> Any:
-        """Hand one message to its handler, serialised with every other delivery."""
+        """Hand one message to its handler, serialised with every other delivery; a derived
+        stage with nothing to do answers ``[]`` without being delivered (``_idle``)."""
         handler = self._handlers[handler_of(message)]
+        stage = type(message) in STAGES
         with self._lock:
-            return handler.handle(message)
+            if stage and self._idle(message):
+                self.skipped_stages += 1
+                result: Any = []  # what the stage would answer, finding nothing to do
+            else:
+                result = handler.handle(message)
+            if stage:  # it ran to its end, or would have found nothing: settled here
+                self._settled[type(message)] = (self.live.generation, self.live.state.position)
+            return result
+
+    def _idle(self, stage: Message[Any]) -> bool:
+        """Whether ``stage`` would find nothing to do: it ran to its end since the state last
+        folded anything but this handle's own appends (``LiveState.journal``), and what this
+        handle appended since then is only turns, none of which filled a tail that may be
+        sealed. A retrying stage always runs (it looks at failed work too), and so does any
+        stage after a catch-up: a turn of another writer is that writer's to follow up, but
+        this handle does not tell its rows apart."""
+        if getattr(stage, "retry_failed", False) or getattr(stage, "retry_skipped", False):
+            return False
+        live = self.live
+        settled = self._settled.get(type(stage))
+        if settled is None or settled[0] != live.generation:
+            return False
+        blocks = live.state.blocks
+        size = blocks.block_turn_size
+        for position, event_type, thread in reversed(live.journal):
+            if position <= settled[1]:
+                break
+            if event_type != TURN_APPENDED:
+                return False
+            if isinstance(stage, SealReady):
+                record = blocks.threads.get(thread) if thread is not None else None
+                if size is None or record is None:
+                    return False
+                if len(record.tail) >= size and record.seal_status is None:
+                    return False
+        return True
 
     def start(self, messages: Sequence[Message[Any]]) -> None:
         """Run ``messages`` in order on the namespace's worker thread."""

@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from projections.blocks import thread_key
 from projections.replay import PAGE_SIZE, apply_at, decode_at, hydrate, save_snapshot
 from projections.state import NamespaceState
 from stratagate.actors.snapshot_writer import SnapshotWriter
 from stratagate.errors import KeyRaceError
-from stratagate.events import ERASURE_TYPES, DomainEvent, Recorded
+from stratagate.events import ERASURE_TYPES, DomainEvent, Recorded, TurnAppended
 from stratagate.events.codec import encode_all
 from stratagate.read.view import MemoryView
 from stratagate.store import GENESIS_HASH, EventStore, Fence, Lease, NewEvent, StoredEvent
@@ -28,6 +29,10 @@ from stratagate.store.keys import keys_for
 
 KEY_RACE_ATTEMPTS = 5
 """How often an append encodes again after another writer stored a data key of a name first."""
+
+JOURNAL_SIZE = 64
+"""How many of its own appended events a state remembers (``journal``) before it forgets
+the older half."""
 
 
 @dataclass
@@ -67,6 +72,7 @@ class LiveState:
         self.snapshots = SnapshotWriter(store, namespace, components, snapshot_key)
         """Writes the periodic snapshots in the background (``snapshot`` writes one now)."""
         self._requested_at = 0
+        self.generation = 0
         self._hydrate()
 
     def _hydrate(self) -> None:
@@ -82,6 +88,25 @@ class LiveState:
         """Hash of the last row folded, when known (unknown after a snapshot restore)."""
         self._versions: dict[str, int] = {}
         """Each stream's version as of ``state.position`` (asked of the store on first use)."""
+        self._forget()
+
+    def _forget(self) -> None:
+        """Start a new ``journal``: what was folded before it is no longer told apart."""
+        self.journal: list[tuple[int, str, str | None]] = []
+        """(position, event type, the thread of a turn) of each event this state folded from
+        its own appends, oldest first, since ``generation`` began: what changed lately, for
+        a runtime that skips stages with nothing to do (see ``InlineRuntime``)."""
+        self.generation += 1
+        """Moves whenever the state folds something it does not journal (rows caught up from
+        the log, a rehydration) and when the journal is trimmed."""
+
+    def _note(self, position: int, event: DomainEvent) -> None:
+        journal = self.journal
+        if len(journal) >= JOURNAL_SIZE:
+            self._forget()
+            journal = self.journal
+        thread = thread_key(event.thread_id) if isinstance(event, TurnAppended) else None
+        journal.append((position, event.type, thread))
 
     def rehydrate(self) -> None:
         """Drop the cached keys and the folded state, and fold the log again (after an
@@ -122,6 +147,8 @@ class LiveState:
         while True:
             self.counters.catch_up_reads += 1
             rows = self.store.read(self.namespace, after=self.state.position, limit=PAGE_SIZE)
+            if rows:
+                self._forget()  # others' rows: what they changed is not told apart here
             for row in rows:
                 if until is not None and row.global_position > until:
                     return self._after_catch_up(count, erased)
@@ -185,6 +212,7 @@ class LiveState:
                         row.global_position, row.namespace, row.stream, row.stream_version, event
                     )
                 )
+                self._note(row.global_position, event)
             self._versions[stream] = rows[-1].stream_version
             self._last_hash = rows[-1].hash
             self.counters.appends_folded_directly += 1

@@ -24,7 +24,7 @@ from stratagate.errors import ReadOnlyError
 from stratagate.messages import Message
 from stratagate.options import MemoryOptions
 from stratagate.read.view import MemoryView
-from stratagate.store.sql import open_event_store
+from stratagate.store import open_sql_store
 
 R = TypeVar("R")
 
@@ -37,7 +37,7 @@ class ReadOnlyRuntime:
     retry_conflicts = False
 
     def __init__(self, database: str, namespace: str, options: MemoryOptions) -> None:
-        self.store = open_event_store(database, create=False, read_only=True)
+        self.store = open_sql_store(database, create=False, read_only=True)
         self.namespace = namespace
         self.options = options
         self._reader: Reader | None = None

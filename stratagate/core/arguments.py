@@ -42,12 +42,9 @@ def check_argument(name: str, value: Any) -> None:
         if type(item) in _LEAVES:  # most values: no text, no children, no ABC check
             continue
         if isinstance(item, str):
-            if not item.isascii() and not _is_utf8(item):
-                raise InvalidInputError(
-                    f"{name} holds text that is not valid UTF-8 (a lone surrogate)"
-                )
+            _check_text(name, item)
             continue
-        if isinstance(item, Mapping):
+        if type(item) is dict or isinstance(item, Mapping):
             children: Iterable[Any] = [*item.keys(), *item.values()]
         elif isinstance(item, _CONTAINERS):
             children = item
@@ -55,7 +52,17 @@ def check_argument(name: str, value: Any) -> None:
             continue
         if depth >= MAX_DEPTH:
             raise InvalidInputError(f"{name} is nested more than {MAX_DEPTH} containers deep")
-        stack.extend((child, depth + 1) for child in children)
+        for child in children:  # plain text and leaves are judged here, not pushed
+            kind = type(child)
+            if kind is str:
+                _check_text(name, child)
+            elif kind not in _LEAVES:
+                stack.append((child, depth + 1))
+
+
+def _check_text(name: str, text: str) -> None:
+    if not text.isascii() and not _is_utf8(text):
+        raise InvalidInputError(f"{name} holds text that is not valid UTF-8 (a lone surrogate)")
 
 
 def _is_utf8(text: str) -> bool:

@@ -10,15 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
 from datetime import datetime
+from typing import Any, Protocol
 
 from stratagate.core.memory_weight import criticality_floor
 from stratagate.errors import InvalidInputError
-from stratagate.models import EventCard, EventCardInput, EventTemporal, MemoryWeight, RawMessage
+from stratagate.models import EventCardInput
 from stratagate.timeutil import format_utc
 
 
+class CitableMessage(Protocol):
+    """What provenance reads of a block's message: its id and creation time (an API message,
+    or a read model's row of one, which need not be built into a message for this)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def created_at(self) -> datetime: ...
+
+
 def cited_messages(
-    proposed: Sequence[str], block_messages: Sequence[RawMessage], *, strict: bool
+    proposed: Sequence[str], block_messages: Sequence[CitableMessage], *, strict: bool
 ) -> list[str]:
     """The message ids a card may cite: the valid subset, or every block message if none."""
     legal = [m.id for m in block_messages]
@@ -65,19 +77,21 @@ def namespace_event_ids(
     return out
 
 
-def build_card(
+def card_values(
     proposed: EventCardInput,
     *,
     block_id: str,
-    block_messages: Sequence[RawMessage],
+    block_messages: Sequence[CitableMessage],
     existing_ids: Container[str],
     at: datetime,
     turn: int,
     new_id: Callable[[str], str],
     strict: bool,
     fill_mentioned: bool = True,
-) -> EventCard:
-    """A stored card for ``proposed`` whose source is ``block_id`` (see the module rules)."""
+) -> dict[str, Any]:
+    """The field values of the stored card for ``proposed`` whose source is ``block_id`` (see
+    the module rules), as plain data: the caller validates them once, into the form it keeps
+    (an ``EventCard``, or the log's stored card)."""
     message_ids = cited_messages(proposed.source_message_ids, block_messages, strict=strict)
     if proposed.id is not None and proposed.id in existing_ids:
         if strict:
@@ -85,23 +99,31 @@ def build_card(
         event_id = new_id("evt")
     else:
         event_id = proposed.id or new_id("evt")
-    cited = [m for m in block_messages if m.id in set(message_ids)]
-    mentioned = format_utc(max(m.created_at for m in cited)) if cited else format_utc(at)
-    temporal = proposed.temporal or EventTemporal()
-    if temporal.mentioned_at is None and fill_mentioned:
-        temporal = temporal.model_copy(update={"mentioned_at": mentioned})
-    return EventCard(
-        **proposed.model_dump(exclude={"id", "source_block_id", "source_message_ids", "temporal"}),
+    cited_ids = set(message_ids)
+    cited = [m.created_at for m in block_messages if m.id in cited_ids]
+    values = proposed.model_dump(exclude={"id", "source_block_id", "source_message_ids"})
+    temporal = values["temporal"] or {}
+    if temporal.get("mentioned_at") is None and fill_mentioned:
+        temporal["mentioned_at"] = format_utc(max(cited) if cited else at)
+    values.update(
         id=event_id,
         source_block_id=block_id,
         source_message_ids=message_ids,
         temporal=temporal,
-        weight=MemoryWeight(
-            last_adopted_turn=turn, floor_weight=criticality_floor(proposed.criticality)
-        ),
+        weight={
+            "last_adopted_turn": turn,
+            "floor_weight": criticality_floor(proposed.criticality),
+        },
         created_at=at,
         updated_at=at,
     )
+    return values
 
 
-__all__ = ["EVENT_ID_PREFIX", "build_card", "cited_messages", "namespace_event_ids"]
+__all__ = [
+    "EVENT_ID_PREFIX",
+    "CitableMessage",
+    "card_values",
+    "cited_messages",
+    "namespace_event_ids",
+]

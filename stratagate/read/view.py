@@ -428,17 +428,17 @@ class MemoryView:
     def _sequence(self, message_id: str) -> list[RawMessage]:
         """The messages of the block (or open tail) that holds ``message_id``."""
         blocks = self.state.blocks
-        ref = blocks.messages[message_id]
-        if ref.block_id is not None:
-            return blocks.blocks[ref.block_id].l5_raw
-        return [m for turn in blocks.threads[ref.thread].tail for m in turn.messages]
+        thread, _, block_id = blocks.messages[message_id]
+        if block_id is not None:
+            return blocks.blocks[block_id].l5_raw
+        return [m for turn in blocks.threads[thread].tail for m in turn.messages]
 
     def _raw_hit(self, message_id: str, score: float) -> RawHit:
         blocks = self.state.blocks
-        ref = blocks.messages[message_id]
-        thread = blocks.threads[ref.thread]
-        if ref.block_id is not None:
-            record = blocks.blocks[ref.block_id]
+        key, _, block_id = blocks.messages[message_id]
+        thread = blocks.threads[key]
+        if block_id is not None:
+            record = blocks.blocks[block_id]
             sequence = record.l5_raw
             turn_range = (record.start_turn, record.end_turn)
         else:
@@ -448,7 +448,7 @@ class MemoryView:
         nearby = sequence[max(0, index - 1) : index] + sequence[index + 1 : index + 2]
         return RawHit(
             id=message_id,
-            block_id=ref.block_id,
+            block_id=block_id,
             thread_id=thread.thread_id,
             turn_range=turn_range,
             message=sequence[index],

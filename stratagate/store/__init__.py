@@ -12,6 +12,7 @@ knows a domain event type.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from stratagate.store.leases import Holder, Lease
 from stratagate.store.records import (
@@ -30,6 +31,9 @@ from stratagate.store.records import (
     StoredEvent,
 )
 
+if TYPE_CHECKING:
+    from stratagate.store.sql import SqlEventStore
+
 
 def open_store(database: str | os.PathLike[str]) -> EventStore:
     """The store ``database`` names: ``memory://`` is a plain-Python store of this process,
@@ -38,9 +42,18 @@ def open_store(database: str | os.PathLike[str]) -> EventStore:
         from stratagate.store.in_process import InProcessEventStore
 
         return InProcessEventStore()
+    return open_sql_store(database)
+
+
+def open_sql_store(
+    database: str | os.PathLike[str], *, create: bool = True, read_only: bool = False
+) -> SqlEventStore:
+    """``stratagate.store.sql.open_event_store``, imported on first use: SQLAlchemy adds about
+    26 MiB to a process, which a memory keeping its log in this process (``memory://``) never
+    needs."""
     from stratagate.store.sql import open_event_store
 
-    return open_event_store(database)
+    return open_event_store(database, create=create, read_only=read_only)
 
 
 __all__ = [
@@ -59,5 +72,6 @@ __all__ = [
     "Snapshot",
     "SnapshotStore",
     "StoredEvent",
+    "open_sql_store",
     "open_store",
 ]

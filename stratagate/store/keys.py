@@ -25,6 +25,7 @@ import hmac
 import os
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -163,7 +164,9 @@ class CipherCache:
     ``CIPHER_CACHE`` (each is rebuilt from its key row when asked for again)."""
 
     def __init__(self) -> None:
-        self._items: dict[str, DataCipher | None] = {}
+        self._items: OrderedDict[str, DataCipher | None] = OrderedDict()
+        """In insertion order; the oldest goes first in O(1) (deleting a plain dict's first
+        key leaves a gap every later ``next(iter(...))`` walks over until the dict resizes)."""
 
     def __contains__(self, key_id: object) -> bool:
         return key_id in self._items
@@ -176,7 +179,7 @@ class CipherCache:
         items = self._items
         items[key_id] = cipher
         if len(items) > CIPHER_CACHE:
-            del items[next(iter(items))]
+            items.popitem(last=False)
         return cipher
 
 

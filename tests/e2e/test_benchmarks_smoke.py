@@ -65,6 +65,7 @@ def test_bench_ingest_ingests_and_verifies(tmp_path: Path) -> None:
     assert set(report["last_over_first"]) == {"p50_ms", "p95_ms", "p99_ms", "mean_ms"}
     assert set(report["cpu_p50_us"]) == {"first 10%", "last 10%"}
     assert report["gc"]["collections"] >= 0 and report["results"][0]["p99_ms"] > 0
+    assert report["gc"]["tracked_per_1000_turns"] > 0 and report["max_cpu_ms"] > 0
     assert 1 <= report["statements_per_turn"] < 20
     # the log is read at open (the hydration's tail, then once more on taking the writer
     # lease), never again per turn: the writer folds its own appends

@@ -231,3 +231,23 @@ def test_a_turn_naming_the_thing_outranks_talk_about_the_topic(memory: StrataGat
     ]
     naming = contents.index("Those books by Tolkien and Le Guin, wow")
     assert naming < contents.index("Books are relaxing, I love my books")
+
+
+@pytest.mark.parametrize("block_turns", [1, 50], ids=["across-blocks", "open-tail"])
+def test_a_hypothetical_question_reaches_the_speakers_next_turn(block_turns: int) -> None:
+    counter = itertools.count(1)
+    memory = StrataGate.in_memory(
+        block_turn_size=block_turns, id_factory=lambda prefix: f"{prefix}_{next(counter):04d}"
+    )
+    try:
+        _said(memory, "Caroline", "The bus was late again this morning", "b")
+        _said(memory, "Caroline", "The lake was calm and sunny today", "c")
+        _said(memory, "Caroline", "Gonna finish my studies and look at career options!", "a")
+        _said(memory, "Caroline", "I'm keen on counseling, helping people heal", "a")
+        hits = memory.search_raw_memory("What career would Caroline likely pursue?", limit=2)
+        assert [hit.message.content for hit in hits] == [
+            "Gonna finish my studies and look at career options!",
+            "I'm keen on counseling, helping people heal",
+        ]
+    finally:
+        memory.close()

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from projections.card_rows import CardRow, EventRecord, WeightCache, dump_rows, load_rows
+from projections.card_rows import (
+    CardRow,
+    EventRecord,
+    TemporalCache,
+    WeightCache,
+    dump_rows,
+    load_rows,
+)
 from stratagate.events import EventAdded
 from stratagate.events.payloads import TemporalData, convert
 from stratagate.models import EventCard
@@ -33,3 +40,25 @@ def test_a_row_builds_the_card_it_was_made_from_and_survives_a_snapshot() -> Non
     [(event_id, restored)] = load_rows(dump_rows({stored.id: record}), WeightCache()).items()
     assert event_id == stored.id and restored.card.model(**state) == expected
     assert dump_rows({stored.id: restored}) == dump_rows({stored.id: record})
+
+
+def test_cards_of_one_time_share_a_temporal_row_and_the_cache_stays_bounded() -> None:
+    event = build("EventAdded", "a secret plan")
+    assert isinstance(event, EventAdded)
+    weights, times = WeightCache(), TemporalCache()
+
+    def row(card_id: str, mentioned: str) -> CardRow:
+        temporal = TemporalData(mentioned_at=mentioned, participants=["Ann"])
+        stored = event.event.model_copy(update={"id": card_id, "temporal": temporal})
+        made = CardRow.of(stored, weights, times)
+        alone = CardRow.of(stored, weights)  # no cache: the same content
+        assert made.temporal_model() == alone.temporal_model()
+        return made
+
+    first, second = row("evt_1", "2026-03-02"), row("evt_2", "2026-03-02")
+    assert first.temporal is second.temporal
+    assert row("evt_3", "2026-03-03").temporal is not first.temporal
+    for day in range(1, TemporalCache.SIZE + 2):
+        row(f"evt_d{day}", f"2026-04-{day % 28 + 1:02d}T{day // 28:02d}:00:00Z")
+    assert row("evt_4", "2026-03-02").temporal is not first.temporal  # long evicted
+    assert len(times._rows) <= TemporalCache.SIZE

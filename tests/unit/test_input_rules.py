@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stratagate.core.provenance import build_card, cited_messages, namespace_event_ids
+from stratagate.core.provenance import card_values, cited_messages, namespace_event_ids
 from stratagate.core.turn_input import check_thread_id, turn_messages
 from stratagate.errors import InvalidInputError
 from stratagate.formats.external_memory import (
@@ -90,12 +90,12 @@ def test_card_provenance_falls_back_to_every_target_message() -> None:
         cited_messages(["m1", "zz"], block, strict=True)
 
 
-def test_build_card_sets_mention_time_weight_floor_and_source() -> None:
+def test_card_values_set_mention_time_weight_floor_and_source() -> None:
     block = [RawMessage(id="m0", role="user", content="x", created_at=AT)]
     proposal = EventCardInput(
         title="t", summary="s", source_block_id="elsewhere", criticality="identity"
     )
-    card = build_card(
+    values = card_values(
         proposal,
         block_id="blk",
         block_messages=block,
@@ -105,7 +105,8 @@ def test_build_card_sets_mention_time_weight_floor_and_source() -> None:
         new_id=new_id(),
         strict=False,
     )
-    assert isinstance(card, EventCard) and card.source_block_id == "blk"
+    card = EventCard.model_validate(values)
+    assert card.source_block_id == "blk"
     assert card.temporal.mentioned_at == "2026-03-02T09:00:00.000000Z"
     assert card.weight.last_adopted_turn == 7 and card.weight.floor_weight == 0.9
 
