@@ -67,6 +67,9 @@ class Sections(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         return self._sections[key].value()
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._sections  # Mapping's would parse the section to find out
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._sections)
 
