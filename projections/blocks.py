@@ -7,17 +7,19 @@ they never take part in a conversation's decay or context.
 Layout, for memory: a namespace holds every message it was ever told, so each is kept as one
 ``MessageRow`` tuple (the pydantic ``RawMessage`` is made when a message is read), tails,
 threads and blocks are slotted classes, and a block's L4 text is its L3 text object when the
-two are equal. A snapshot restores the same compact form.
+two are equal. A snapshot restores the same compact form; sealed blocks a chunk at a time, when
+one of them is first read (``projections.lazy.LazyMap``).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, NamedTuple, Self
 
+from projections.lazy import LazyMap, keyed_of
 from projections.read_model import ReadModel, handles
 from stratagate.events import (
     BlockSealed,
@@ -201,6 +203,7 @@ class BlocksModel(ReadModel):
     version = 5
     """2: message locations as lists; 3: each receipt with its turn's content digest; 5:
     threads, blocks and messages as positional rows (see ``snapshot``)."""
+    keyed_sections = frozenset({"blocks", "messages"})
 
     def __init__(self) -> None:
         self.block_turn_size: int | None = None
@@ -210,8 +213,9 @@ class BlocksModel(ReadModel):
         """Receipt id → digest of its turn's content (``turn_digest``)."""
         self.commands: dict[str, int] = {}
         self.threads: dict[str, ThreadRecord] = {}
-        self.blocks: dict[str, BlockRecord] = {}
-        self.messages: dict[str, MessageRef] = {}
+        self.blocks: LazyMap[BlockRecord] = LazyMap()
+        """Block id → block, in sealing order (restored lazily: see ``restore``)."""
+        self.messages: LazyMap[MessageRef] = LazyMap()
         self._strings: dict[str, str] = {}
         """Thread keys and ids and speaker names, one object each (not state: memory only)."""
 
@@ -390,7 +394,8 @@ class BlocksModel(ReadModel):
         }
 
     @classmethod
-    def restore(cls, data: dict[str, Any]) -> Self:
+    def restore(cls, data: Mapping[str, Any]) -> Self:
+        """The model ``data`` was taken from; sealed blocks are built when first read."""
         model = cls()
         model.block_turn_size = data["block_turn_size"]
         model.block_decay_lambda = data["block_decay_lambda"]
@@ -402,11 +407,12 @@ class BlocksModel(ReadModel):
         model.threads = {
             strings.setdefault(key, key): loader.thread(rest) for key, *rest in data["threads"]
         }
-        model.blocks = {row[0]: loader.block(row) for row in data["blocks"]}
-        model.messages = {
-            m: (strings.setdefault(thread, thread), turn, block)
-            for m, thread, turn, block in data["messages"]
-        }
+        model.blocks = keyed_of(data, "blocks", loader.block)
+        model.messages = keyed_of(
+            data,
+            "messages",
+            lambda row: (strings.setdefault(row[1], row[1]), row[2], row[3]),
+        )
         return model
 
 

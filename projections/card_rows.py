@@ -6,19 +6,18 @@ The API's ``EventCard`` is built from a row when it is read (``CardRow.model``);
 a row's fields as it would a card's (same names). Rows are the read model's own: callers never
 change them (a row's lists are tuples).
 
-The snapshot form (``dump_rows`` / ``load_rows``) is JSON text of plain values, written and read
+The snapshot form (``dump_rows`` / ``load_rows``) is rows of plain values, written and read
 without pydantic's validation of every card (the rows came from validated events).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-import orjson
-
+from projections.read_model import validated_once
 from projections.shared import Pool, built
 from stratagate.events.payloads import CardData, TemporalData, WeightData, convert
 from stratagate.models import (
@@ -297,8 +296,8 @@ def _time(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-def dump_rows(records: Mapping[str, EventRecord]) -> str:
-    """The records as JSON text: ``[id, card values, record values]`` each, in their order."""
+def dump_rows(records: Mapping[str, EventRecord]) -> list[list[Any]]:
+    """The records as plain values: ``[id, card values, record values]`` each, in order."""
     out = []
     for event_id, record in records.items():
         card = record.card
@@ -336,21 +335,30 @@ def dump_rows(records: Mapping[str, EventRecord]) -> str:
                 ],
             ]
         )
-    return orjson.dumps(out).decode()
+    return out
 
 
-def load_rows(text: str, weights: WeightCache) -> dict[str, EventRecord]:
-    """The inverse of ``dump_rows``."""
-    records: dict[str, EventRecord] = {}
-    for event_id, card_values, record_values in orjson.loads(text):
+def _temporal_row(data: dict[str, Any]) -> TemporalRow:
+    """A temporal row from its snapshot values as they are: they were a validated
+    ``EventTemporal``'s, and the snapshot's hash vouches they are unchanged."""
+    row = TemporalRow.__new__(TemporalRow)
+    for name in TemporalRow.TEMPORAL_FIELDS:
+        value = data[name]
+        setattr(row, name, tuple(value) if name in TemporalRow.LISTS else value)
+    return row
+
+
+def row_loader(weights: WeightCache) -> Callable[[list[Any]], EventRecord]:
+    """The inverse of ``dump_rows`` for one row (each distinct weight validated once)."""
+    weight_of = validated_once(MemoryWeight, weights.shared)
+
+    def load(row: list[Any]) -> EventRecord:
+        _, card_values, record_values = row
         (id_, title, summary, narrative, tags, quotes, block_id, message_ids) = card_values[:8]
         temporal_data, scope, criticality, confidence, weight, created_at = card_values[8:]
-        temporal = None
-        if temporal_data is not None:
-            temporal = TemporalRow.of(EventTemporal.model_validate(temporal_data))
         status, superseded_by, prior_status, updated_at = record_values[:4]
         origin, import_batch_id, merged_sources, erased = record_values[4:]
-        records[event_id] = EventRecord(
+        return EventRecord(
             CardRow(
                 id=id_,
                 title=title,
@@ -360,11 +368,11 @@ def load_rows(text: str, weights: WeightCache) -> dict[str, EventRecord]:
                 quotes=tuple(quotes),
                 source_block_id=block_id,
                 source_message_ids=tuple(message_ids),
-                temporal=temporal,
+                temporal=None if temporal_data is None else _temporal_row(temporal_data),
                 scope=scope,
                 criticality=criticality,
                 confidence=confidence,
-                weight=weights.shared(MemoryWeight.model_validate(weight)),
+                weight=weight_of(weight),
                 created_at=datetime.fromisoformat(created_at),
             ),
             status=status,
@@ -376,7 +384,14 @@ def load_rows(text: str, weights: WeightCache) -> dict[str, EventRecord]:
             merged_sources=merged_sources,
             erased=erased,
         )
-    return records
+
+    return load
+
+
+def load_rows(rows: list[list[Any]], weights: WeightCache) -> dict[str, EventRecord]:
+    """The inverse of ``dump_rows``."""
+    load = row_loader(weights)
+    return {row[0]: load(row) for row in rows}
 
 
 __all__ = [
@@ -388,4 +403,5 @@ __all__ = [
     "WeightCache",
     "dump_rows",
     "load_rows",
+    "row_loader",
 ]

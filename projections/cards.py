@@ -18,8 +18,9 @@ from projections.card_rows import (
     TemporalCache,
     WeightCache,
     dump_rows,
-    load_rows,
+    row_loader,
 )
+from projections.lazy import LazyMap, keyed_of
 from projections.read_model import ReadModel, Record, dump_records, handles, load_records
 from stratagate.events import (
     EventAdded,
@@ -61,11 +62,14 @@ class EventsModel(ReadModel):
     """Every event card by id, in creation order, with its import batches."""
 
     name = "events"
-    version = 2
-    """2: records as card rows (``projections.card_rows``), snapshotted as plain values."""
+    version = 3
+    """2: records as card rows (``projections.card_rows``), snapshotted as plain values; 3:
+    as a list of rows, not JSON text, so a restore builds them a chunk at a time on first
+    read (``projections.lazy``)."""
+    keyed_sections = frozenset({"records"})
 
     def __init__(self) -> None:
-        self.records: dict[str, EventRecord] = {}
+        self.records: LazyMap[EventRecord] = LazyMap()
         self.imports: dict[str, ImportRecord] = {}
         self.rank: dict[str, int] = {}
         """Creation rank of each card: derived from the order of ``records``, not snapshotted."""
@@ -196,9 +200,9 @@ class EventsModel(ReadModel):
         }
 
     @classmethod
-    def restore(cls, data: dict[str, Any]) -> Self:
+    def restore(cls, data: Mapping[str, Any]) -> Self:
         model = cls()
-        model.records = load_rows(data["records"], model._weights)
+        model.records = keyed_of(data, "records", row_loader(model._weights))
         model.imports = load_records(ImportRecord, data["imports"])
         model.rank = {event_id: rank for rank, event_id in enumerate(model.records)}
         return model

@@ -38,6 +38,9 @@ class ReadModel:
     name: ClassVar[str]
     version: ClassVar[int] = 1
     """Bumped whenever the snapshot shape changes: older snapshots are then ignored."""
+    keyed_sections: ClassVar[frozenset[str]] = frozenset()
+    """Keys of ``snapshot`` whose value is a list of ``[key, ...]`` rows that ``restore`` may
+    read a chunk at a time (``projections.lazy.Sections.keyed``): their keys are stored too."""
 
     _handlers: ClassVar[dict[type[DomainEvent], list[Handler]]]
 
@@ -103,4 +106,28 @@ def load_records(model: type[R], text: str) -> dict[str, R]:
     return dict(_pairs(model).validate_json(text))
 
 
-__all__ = ["ReadModel", "Record", "data_digest", "dump_records", "handles", "load_records"]
+def validated_once(model: type[R], share: Callable[[R], R]) -> Callable[[dict[str, Any]], R]:
+    """A loader of ``model`` records from snapshot data that validates each distinct value
+    once and returns ``share`` of it for every equal one (a snapshot repeats equal weights
+    thousands of times; validating the same values again gives an equal record)."""
+    seen: dict[tuple[Any, ...], R] = {}
+
+    def load(data: dict[str, Any]) -> R:
+        key = tuple(data.items())
+        record = seen.get(key)
+        if record is None:
+            record = seen[key] = share(model.model_validate(data))
+        return record
+
+    return load
+
+
+__all__ = [
+    "ReadModel",
+    "Record",
+    "data_digest",
+    "dump_records",
+    "handles",
+    "load_records",
+    "validated_once",
+]

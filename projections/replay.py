@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from projections.lazy import pack, unpack
 from projections.state import NamespaceState, combined_digest, resolve_components
 from stratagate.errors import LogIntegrityError, MasterKeyError, StorageError
 from stratagate.events import Recorded, decode
@@ -28,10 +29,12 @@ from stratagate.store.keys import NamespaceKeys, keys_for
 from stratagate.timeutil import format_utc, utc_now
 
 PAGE_SIZE = 2000
-SNAPSHOT_FORMAT = 3
+SNAPSHOT_FORMAT = 4
 """Version of the snapshot payload envelope (model versions are checked separately); 2: records
 as pydantic JSON text, index arrays as base64; 3: each model's canonical text once (hashed
-for the digest as stored, so a restore hashes bytes instead of serialising the state again)."""
+for the digest as stored, so a restore hashes bytes instead of serialising the state again);
+4: each model's keys as separately compressed sections, long lists in chunks, the whole
+payload hashed, so a restore parses a section only when it is first needed."""
 
 
 def iter_records(
@@ -196,10 +199,13 @@ def replay(
 def _encode(state: NamespaceState) -> tuple[bytes, str]:
     """A state as a snapshot payload (before sealing) and its digest.
 
-    Each model's data is serialised once, canonically: the same bytes are hashed into its
-    digest (as ``ReadModel.digest`` does) and stored. The payload is one JSON header line
-    (namespace, position, each model's version and byte length), then the models' texts."""
-    texts: list[bytes] = []
+    Each model's data is serialised once, canonically, a top-level key at a time, each piece
+    compressed on its own and hashed into the model's digest (``projections.lazy.pack``), so a
+    restore can leave a key unread until it is needed. The payload is the SHA-256 of the rest, one JSON header line
+    (namespace, position, each model's version, digest and sections with their compressed
+    sizes and, for the keys a model lists in ``keyed_sections``, its rows' keys), then the
+    compressed pieces."""
+    pieces: list[bytes] = []
     header: dict[str, Any] = {
         "format": SNAPSHOT_FORMAT,
         "namespace": state.namespace,
@@ -208,42 +214,41 @@ def _encode(state: NamespaceState) -> tuple[bytes, str]:
     }
     digests: dict[str, str] = {}
     for name, model in state.models.items():
-        text = orjson.dumps(model.snapshot(), option=orjson.OPT_SORT_KEYS)
-        digests[name] = hashlib.sha256(text).hexdigest()
-        header["models"].append([name, type(model).version, len(text)])
-        texts.append(text)
-    body = zlib.compress(b"".join([orjson.dumps(header), b"\n", *texts]), 1)
-    return body, combined_digest(digests)
+        digest, sections, packed = pack(model.snapshot(), type(model).keyed_sections)
+        pieces.extend(packed)
+        digests[name] = digest
+        header["models"].append([name, type(model).version, digest, sections])
+    body = b"".join([orjson.dumps(header), b"\n", *pieces])
+    return b"".join([hashlib.sha256(body).hexdigest().encode(), b"\n", body]), combined_digest(
+        digests
+    )
 
 
-def _decode(body: bytes, digest: str) -> NamespaceState:
-    """The state of a snapshot payload whose models' texts still have ``digest``; raises
-    ``ValueError`` (or a decoding error) otherwise."""
-    data = zlib.decompress(body)
-    newline = data.index(b"\n")
-    header = orjson.loads(data[:newline])
+def _decode(payload: bytes, digest: str) -> NamespaceState:
+    """The state of a snapshot payload that still has its hash and whose models' digests
+    combine to ``digest``; raises ``ValueError`` (or a decoding error) otherwise. Only the
+    header is parsed here: each model takes its sections when it restores (``Sections``)."""
+    view = memoryview(payload)
+    first = payload.index(b"\n")
+    if hashlib.sha256(view[first + 1 :]).hexdigest().encode() != payload[:first]:
+        raise ValueError("snapshot payload no longer has its hash")
+    second = payload.index(b"\n", first + 1)
+    header = orjson.loads(view[first + 1 : second])
     if header.get("format") != SNAPSHOT_FORMAT:
         raise ValueError(f"snapshot format {header.get('format')} is not {SNAPSHOT_FORMAT}")
-    view = memoryview(data)
-    start = newline + 1
-    texts: dict[str, tuple[int, memoryview]] = {}
-    for name, version, size in header["models"]:
-        texts[name] = (version, view[start : start + size])
-        start += size
-    if start != len(data):
+    start = second + 1
+    models: dict[str, dict[str, Any]] = {}
+    digests: dict[str, str] = {}
+    for name, version, model_digest, stored in header["models"]:
+        sections, start = unpack(stored, view, start)
+        models[name] = {"version": version, "data": sections}
+        digests[name] = model_digest
+    if start != len(payload):
         raise ValueError("snapshot payload has trailing bytes")
-    digests = {name: hashlib.sha256(text).hexdigest() for name, (_, text) in texts.items()}
     if combined_digest(digests) != digest:
-        raise ValueError("snapshot data no longer has its digest")
+        raise ValueError("snapshot models' digests do not make its digest")
     return NamespaceState.restore(
-        {
-            "namespace": header["namespace"],
-            "position": header["position"],
-            "models": {
-                name: {"version": version, "data": text}  # parsed one model at a time
-                for name, (version, text) in texts.items()
-            },
-        }
+        {"namespace": header["namespace"], "position": header["position"], "models": models}
     )
 
 

@@ -48,6 +48,7 @@ from projections.card_rows import CardRow
 from projections.cards import EventsModel, erased_card_ids, touched_event_ids
 from projections.element_facts import ElementRecord, ElementsModel
 from projections.inverted import InvertedIndex
+from projections.lazy import thunk_of
 from projections.read_model import ReadModel, handles
 from stratagate.core.category_words import category_members, named_element_types
 from stratagate.core.facts import normalize_name
@@ -233,6 +234,9 @@ class SearchIndex(ReadModel):
         self.events = InvertedIndex()
         self.facts = InvertedIndex()
         self._raw = InvertedIndex(removable=False)
+        self._raw_stored: dict[str, Callable[[], Any]] | None = None
+        """A restored index's raw-message postings, replies and marks, by snapshot key: parsed
+        when first read (``_load_raw``)."""
         self._pending_raw: list[MessageRow | tuple[MessageRow, ...] | None] = []
         """Turns whose messages are not indexed yet, two entries each: the thread's previous
         message (or ``None``), then the turn's rows (the blocks model's own tuple). Flat, so a
@@ -241,11 +245,8 @@ class SearchIndex(ReadModel):
         them."""
         self.participants: dict[str, set[str]] = {}
         self.speakers: dict[str, set[str]] = {}
-        self._raw_next: dict[str, str] = {}
-        """Indexed message that asks something (has a ``?``) → the next indexed message of its
-        thread (the reply)."""
-        self._marks: dict[str, set[str]] = {name: set() for name in MESSAGE_MARKS}
-        """Mark name (``MESSAGE_MARKS``) → the indexed messages that bear it."""
+        self._replies: dict[str, str] = {}
+        self._message_marks: dict[str, set[str]] = {name: set() for name in MESSAGE_MARKS}
         self.event_types: dict[str, set[str]] = {}
         self.intervals: dict[str, tuple[datetime, datetime]] = {}
         self.element_names: dict[str, set[str]] = {}
@@ -362,9 +363,33 @@ class SearchIndex(ReadModel):
     @property
     def raw(self) -> InvertedIndex:
         """The raw-message index, with every folded turn's messages in it."""
+        self._load_raw()
         if self._pending_raw:
             self._index_pending_raw()
         return self._raw
+
+    @property
+    def _raw_next(self) -> dict[str, str]:
+        """Indexed message that asks something (has a ``?``) → the next indexed message of its
+        thread (the reply)."""
+        self._load_raw()
+        return self._replies
+
+    @property
+    def _marks(self) -> dict[str, set[str]]:
+        """Mark name (``MESSAGE_MARKS``) → the indexed messages that bear it."""
+        self._load_raw()
+        return self._message_marks
+
+    def _load_raw(self) -> None:
+        """Parse a restored index's raw-message side (postings, replies, marks), on first use:
+        a restore followed by turns and event searches never needs it."""
+        stored = self._raw_stored
+        if stored is not None:
+            self._raw = InvertedIndex.restore(stored["raw"](), removable=False)
+            self._replies = dict(stored["raw_next"]())
+            self._message_marks = {name: set(stored[name]()) for name in MESSAGE_MARKS}
+            self._raw_stored = None
 
     def _index_pending_raw(self) -> None:
         """Index the waiting turns, in fold order: each message's own tokens weighted up, its
@@ -877,15 +902,17 @@ class SearchIndex(ReadModel):
         }
 
     @classmethod
-    def restore(cls, data: dict[str, Any]) -> Self:
+    def restore(cls, data: Mapping[str, Any]) -> Self:
+        """The index ``data`` was taken from; its raw-message postings are parsed when first
+        needed, with the replies and marks (``_load_raw``)."""
         model = cls()
         model.events = InvertedIndex.restore(data["events"])
         model.facts = InvertedIndex.restore(data["facts"])
-        model._raw = InvertedIndex.restore(data["raw"], removable=False)
+        model._raw_stored = {"raw": thunk_of(data, "raw")}
+        for key in ("raw_next", *MESSAGE_MARKS):  # event_search v1 snapshots lack these
+            model._raw_stored[key] = thunk_of(data, key) if key in data else lambda: ()
         model.participants = {key: set(ids) for key, ids in data["participants"]}
         model.speakers = {key: set(ids) for key, ids in data["speakers"]}
-        model._raw_next = dict(data.get("raw_next", ()))  # event_search v1 snapshots lack it
-        model._marks = {name: set(data.get(name, ())) for name in MESSAGE_MARKS}
         model.event_types = {key: set(ids) for key, ids in data["event_types"]}
         model.element_names = {key: set(ids) for key, ids in data["element_names"]}
         model.element_types = {key: set(ids) for key, ids in data["element_types"]}

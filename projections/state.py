@@ -11,8 +11,6 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
-import orjson
-
 from projections.blocks import BlocksModel
 from projections.cards import EventsModel
 from projections.element_facts import ElementsModel
@@ -140,9 +138,8 @@ class NamespaceState:
     def restore(cls, data: dict[str, Any]) -> NamespaceState:
         """The state a snapshot was taken from; raises ``ValueError`` on a version mismatch.
 
-        A model's ``data`` may also be its JSON text: it is then parsed just before that model
-        is restored and dropped right after, so a restore never holds every model's parsed
-        data at once (what would otherwise stay behind as fragmented memory)."""
+        A model's ``data`` may also be a snapshot's stored sections (``projections.lazy``):
+        each is then parsed when the model asks for it, at restore or on first use."""
         state = cls(data["namespace"], data["models"].keys())
         for model_cls in MODEL_ORDER:
             entry = data["models"].get(model_cls.name)
@@ -150,11 +147,7 @@ class NamespaceState:
                 continue
             if entry["version"] != model_cls.version:
                 raise ValueError(f"snapshot of {model_cls.name} is v{entry['version']}")
-            content = entry["data"]
-            if isinstance(content, bytes | memoryview):
-                content = orjson.loads(content)
-            state.models[model_cls.name] = model_cls.restore(content)
-            del content
+            state.models[model_cls.name] = model_cls.restore(entry["data"])
         state.position = data["position"]
         state._bind()
         return state

@@ -11,7 +11,15 @@ from typing import Any, Self
 from pydantic import Field
 
 from projections.card_rows import WeightCache
-from projections.read_model import ReadModel, Record, dump_records, handles, load_records
+from projections.lazy import LazyMap, keyed_of
+from projections.read_model import (
+    ReadModel,
+    Record,
+    dump_records,
+    handles,
+    load_records,
+    validated_once,
+)
 from projections.shared import Pool
 from stratagate.events import (
     AssessmentRecorded,
@@ -56,10 +64,14 @@ class WeightsModel(ReadModel):
     """Weight state of every event and element, and the retrieval/adoption audit trail."""
 
     name = "weights"
+    version = 2
+    """2: weights as ``[memory id, weight]`` rows, built a chunk at a time on first read
+    after a restore (``projections.lazy``)."""
+    keyed_sections = frozenset({"weights"})
 
     def __init__(self) -> None:
         self.turn = 0
-        self.weights: dict[str, MemoryWeight] = {}
+        self.weights: LazyMap[MemoryWeight] = LazyMap()
         self.batches: dict[str, BatchRecord] = {}
         self.assessments: dict[str, AssessmentRecord] = {}
         self.receipts: dict[str, UsageReceipt] = {}
@@ -140,7 +152,9 @@ class WeightsModel(ReadModel):
     def snapshot(self) -> dict[str, Any]:
         return {
             "turn": self.turn,
-            "weights": dump_records(self.weights, MemoryWeight),
+            "weights": [
+                [key, value.model_dump(mode="json")] for key, value in self.weights.items()
+            ],
             "batches": dump_records(self.batches, BatchRecord),
             "assessments": dump_records(self.assessments, AssessmentRecord),
             "receipts": dump_records(self.receipts, UsageReceipt),
@@ -150,10 +164,8 @@ class WeightsModel(ReadModel):
     def restore(cls, data: dict[str, Any]) -> Self:
         model = cls()
         model.turn = data["turn"]
-        model.weights = {
-            memory_id: model._initial.get(weight)
-            for memory_id, weight in load_records(MemoryWeight, data["weights"]).items()
-        }
+        weight = validated_once(MemoryWeight, model._initial.get)
+        model.weights = keyed_of(data, "weights", lambda row: weight(row[1]))
         model.batches = load_records(BatchRecord, data["batches"])
         model.assessments = load_records(AssessmentRecord, data["assessments"])
         model.receipts = load_records(UsageReceipt, data["receipts"])

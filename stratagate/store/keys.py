@@ -110,7 +110,8 @@ class DataCipher:
         head = BLOB_MAGIC + bytes([len(self._aad)]) + self._aad
         return head + nonce + self._aead.encrypt(nonce, data, self._aad)
 
-    def open_blob(self, body: bytes) -> bytes:
+    def open_blob(self, body: bytes | memoryview) -> bytes:
+        body = memoryview(body)  # the nonce and the ciphertext as views: no copy of either
         try:
             return self._aead.decrypt(body[:_NONCE], body[_NONCE:], self._aad)
         except InvalidTag as exc:
@@ -273,7 +274,8 @@ class NamespaceKeys:
         key_id = blob[start : start + size].decode()
         with self.lock:
             cipher = self.opener(key_id)
-        return None if cipher is None else cipher.open_blob(blob[start + size :])
+        # a view, not a slice: a snapshot's payload is tens of MiB, copied twice otherwise
+        return None if cipher is None else cipher.open_blob(memoryview(blob)[start + size :])
 
     def opener(self, key_id: Any) -> DataCipher | None:
         """The cipher of key ``key_id``; ``None`` when that key was destroyed."""

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
-import zlib
+import hashlib
 from pathlib import Path
 
 import orjson
 import pytest
 
-from projections.replay import hydrate, load_snapshot, replay
+from projections.lazy import CHUNK_ITEMS
+from projections.replay import hydrate, load_snapshot, replay, save_snapshot
 from stratagate import StrataGate
-from stratagate.core.filters import EventFilters
+from stratagate.core.filters import EventFilters, RawFilters
 from stratagate.store import EventStore, Snapshot
 from stratagate.store.keys import keys_for
 from stratagate.store.sql import open_event_store
@@ -48,27 +49,67 @@ def test_a_saved_snapshot_restores_to_the_replayed_state(database: str) -> None:
         ).search.search_events("tool3 build", limit=3, filters=EventFilters())
 
 
-@pytest.mark.parametrize("damage", ["content", "truncated", "format"])
+def rehashed(body: bytes) -> bytes:
+    """A payload of ``body`` (header line and sections) under its own hash."""
+    return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+@pytest.mark.parametrize("damage", ["content", "truncated", "format", "digest"])
 def test_a_damaged_snapshot_is_ignored_and_the_log_replayed(database: str, damage: str) -> None:
     with open_event_store(database) as store:
         snapshot = store.load_snapshot("default", KEY)
         assert snapshot is not None
         clear = keys_for(store, "default").open_blob(snapshot.payload)  # snapshots are sealed
         assert clear is not None and clear != snapshot.payload
-        header, texts = zlib.decompress(clear).split(b"\n", 1)
-        if damage == "content":  # same length and shape, but not what the digest was taken over
-            at = texts.index(b'"turn":') + len(b'"turn":')
-            digit = b"1" if texts[at : at + 1] != b"1" else b"2"
-            texts = texts[:at] + digit + texts[at + 1 :]
-            payload = zlib.compress(header + b"\n" + texts)
+        hash_line, body = clear.split(b"\n", 1)
+        header, sections = body.split(b"\n", 1)
+        if damage == "content":  # same length and shape, but not what the hash was taken over
+            at = len(sections) // 2
+            sections = sections[:at] + bytes([sections[at] ^ 1]) + sections[at + 1 :]
+            payload = hash_line + b"\n" + header + b"\n" + sections
         elif damage == "truncated":
             payload = snapshot.payload[: len(snapshot.payload) // 2]
-        else:
-            body = orjson.loads(header)
-            body["format"] = 999
-            payload = zlib.compress(orjson.dumps(body) + b"\n" + texts)
+        elif damage == "format":
+            head = orjson.loads(header)
+            head["format"] = 999
+            payload = rehashed(orjson.dumps(head) + b"\n" + sections)
+        else:  # a model's digest is not the one the snapshot's digest was made of
+            head = orjson.loads(header)
+            head["models"][0][2] = "0" * 64
+            payload = rehashed(orjson.dumps(head) + b"\n" + sections)
         rewrite(store, snapshot, payload)
         assert load_snapshot(store, "default", KEY) is None
         state, from_snapshot = hydrate(store, "default", KEY)
         assert not from_snapshot
         assert state.digests() == replay(store, "default").digests()
+
+
+def test_a_restore_read_a_chunk_at_a_time_reads_as_the_replay(tmp_path: Path) -> None:
+    """More blocks and messages than one stored chunk holds: a restored state, read
+    piecemeal (a late message, an early block) and after a tail, equals the replayed one."""
+    path = str(tmp_path / "memory.db")
+    with StrataGate.open(
+        path, "default", block_turn_size=2, summarizer="offline", extractor="offline"
+    ) as memory:
+        turns = [
+            {"user": f"On day {i} we used tool{i} for the build.", "assistant": f"Noted {i}."}
+            for i in range(700)
+        ]
+        memory.append_turns(turns[:600])
+    with open_event_store(path) as store:
+        save_snapshot(store, replay(store, "default"), "chunks")
+    with StrataGate.open(path, "default", summarizer="offline", extractor="offline") as memory:
+        memory.append_turns(turns[600:])
+    with open_event_store(path) as store:
+        state, from_snapshot = hydrate(store, "default", "chunks")
+        replayed = replay(store, "default")
+        assert from_snapshot
+        first, last = next(iter(replayed.blocks.messages)), list(replayed.blocks.messages)[-1]
+        assert state.blocks.message(last) == replayed.blocks.message(last)
+        assert state.blocks.block_at(None, 3) == replayed.blocks.block_at(None, 3)
+        assert state.blocks.message(first) == replayed.blocks.message(first)
+        assert len(state.blocks.blocks) == len(replayed.blocks.blocks) > CHUNK_ITEMS
+        assert state.search.search_raw(
+            "tool42 build", limit=5, filters=RawFilters()
+        ) == replayed.search.search_raw("tool42 build", limit=5, filters=RawFilters())
+        assert state.digests() == replayed.digests()
