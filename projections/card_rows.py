@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from projections.read_model import validated_once
 from projections.shared import Pool, built
 from stratagate.events.payloads import CardData, TemporalData, WeightData, convert
 from stratagate.models import (
@@ -41,6 +40,7 @@ class WeightCache:
     def __init__(self, pool: Pool[MemoryWeight] | None = None) -> None:
         self._pool: Pool[MemoryWeight] = Pool() if pool is None else pool
         self._by_data: dict[tuple[object, ...], MemoryWeight] = {}
+        self._by_snapshot: dict[tuple[object, ...], MemoryWeight] = {}
 
     def get(self, data: WeightData) -> MemoryWeight:
         """The API weight of a stored one."""
@@ -48,6 +48,15 @@ class WeightCache:
         weight = self._by_data.get(key)
         if weight is None:
             weight = self._by_data[key] = self.shared(convert(MemoryWeight, data))
+        return weight
+
+    def restored(self, data: dict[str, Any]) -> MemoryWeight:
+        """The API weight of a snapshot's dumped one (a snapshot repeats equal weights
+        thousands of times: each distinct one is validated once)."""
+        key = tuple(data.items())
+        weight = self._by_snapshot.get(key)
+        if weight is None:
+            weight = self._by_snapshot[key] = self.shared(MemoryWeight.model_validate(data))
         return weight
 
     def shared(self, weight: MemoryWeight) -> MemoryWeight:
@@ -350,7 +359,6 @@ def _temporal_row(data: dict[str, Any]) -> TemporalRow:
 
 def row_loader(weights: WeightCache) -> Callable[[list[Any]], EventRecord]:
     """The inverse of ``dump_rows`` for one row (each distinct weight validated once)."""
-    weight_of = validated_once(MemoryWeight, weights.shared)
 
     def load(row: list[Any]) -> EventRecord:
         _, card_values, record_values = row
@@ -372,7 +380,7 @@ def row_loader(weights: WeightCache) -> Callable[[list[Any]], EventRecord]:
                 scope=scope,
                 criticality=criticality,
                 confidence=confidence,
-                weight=weight_of(weight),
+                weight=weights.restored(weight),
                 created_at=datetime.fromisoformat(created_at),
             ),
             status=status,

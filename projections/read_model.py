@@ -106,22 +106,6 @@ def load_records(model: type[R], text: str) -> dict[str, R]:
     return dict(_pairs(model).validate_json(text))
 
 
-def validated_once(model: type[R], share: Callable[[R], R]) -> Callable[[dict[str, Any]], R]:
-    """A loader of ``model`` records from snapshot data that validates each distinct value
-    once and returns ``share`` of it for every equal one (a snapshot repeats equal weights
-    thousands of times; validating the same values again gives an equal record)."""
-    seen: dict[tuple[Any, ...], R] = {}
-
-    def load(data: dict[str, Any]) -> R:
-        key = tuple(data.items())
-        record = seen.get(key)
-        if record is None:
-            record = seen[key] = share(model.model_validate(data))
-        return record
-
-    return load
-
-
 __all__ = [
     "ReadModel",
     "Record",
@@ -129,5 +113,4 @@ __all__ = [
     "dump_records",
     "handles",
     "load_records",
-    "validated_once",
 ]

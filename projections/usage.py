@@ -18,7 +18,6 @@ from projections.read_model import (
     dump_records,
     handles,
     load_records,
-    validated_once,
 )
 from projections.shared import Pool
 from stratagate.events import (
@@ -164,8 +163,7 @@ class WeightsModel(ReadModel):
     def restore(cls, data: dict[str, Any]) -> Self:
         model = cls()
         model.turn = data["turn"]
-        weight = validated_once(MemoryWeight, model._initial.get)
-        model.weights = keyed_of(data, "weights", lambda row: weight(row[1]))
+        model.weights = keyed_of(data, "weights", lambda row: model._stored.restored(row[1]))
         model.batches = load_records(BatchRecord, data["batches"])
         model.assessments = load_records(AssessmentRecord, data["assessments"])
         model.receipts = load_records(UsageReceipt, data["receipts"])
