@@ -201,10 +201,10 @@ def _encode(state: NamespaceState) -> tuple[bytes, str]:
 
     Each model's data is serialised once, canonically, a top-level key at a time, each piece
     compressed on its own and hashed into the model's digest (``projections.lazy.pack``), so a
-    restore can leave a key unread until it is needed. The payload is the SHA-256 of the rest, one JSON header line
-    (namespace, position, each model's version, digest and sections with their compressed
-    sizes and, for the keys a model lists in ``keyed_sections``, its rows' keys), then the
-    compressed pieces."""
+    restore can leave a key unread until it is needed. The payload is a line with the SHA-256
+    of the rest, one JSON header line (namespace, position, each model's version, digest and
+    sections with their compressed sizes and, for the keys a model lists in
+    ``keyed_sections``, its rows' keys), then the compressed pieces."""
     pieces: list[bytes] = []
     header: dict[str, Any] = {
         "format": SNAPSHOT_FORMAT,
