@@ -5,8 +5,8 @@ thread hydrates its own state from the last snapshot plus the log tail — never
 which the turns keep folding — and saves it. So what is serialised is a consistent state at
 one position that nothing else mutates, and the saved snapshot is provably equal to a replay
 (it carries that position and the digest). A failed write is counted and logged, never raised
-into a turn. The thread sleeps briefly every ``YIELD_EVERY`` events, so a turn waiting for the
-GIL gets it within about that much folding.
+into a turn. The thread sleeps briefly after every ``SLICE_S`` of folding, so a turn waiting
+for the GIL gets it within about that much.
 
 Erasure: the job reads with keys of its own, loaded after it noted which keys were already
 destroyed; if any other key is destroyed before it saves, or it folded an erasure whose keys
@@ -33,8 +33,9 @@ from stratagate.store.keys import NamespaceKeys, keyring_for
 
 LOG = logging.getLogger(__name__)
 
-YIELD_EVERY = 50
-"""Events the writer folds between two short sleeps (each gives a waiting turn the GIL)."""
+SLICE_S = 0.001
+"""The longest the writer folds between two short sleeps: each gives a turn waiting for the
+GIL its turn, so a turn's every wait (after each of its disk writes) stays under about this."""
 YIELD_S = 0.0005
 ERASURES = (ThreadErased, EventErased, NamespaceErased)
 JOIN_TIMEOUT_S = 120.0
@@ -156,18 +157,21 @@ class SnapshotWriter:
 
     def _fold(self, keys: NamespaceKeys, erased: set[str]) -> NamespaceState:
         """The last snapshot (or nothing) plus every row after it (chain-checked), read with
-        ``keys``, with a short sleep every ``YIELD_EVERY`` events; the keys the erasures
+        ``keys``, with a short sleep after every ``SLICE_S`` of folding; the keys the erasures
         folded name are added to ``erased``."""
         state = load_snapshot(self.store, self.namespace, self.key, self.components, keys)
         if state is None:
             state = NamespaceState(self.namespace, self.components)
         rows = iter_records(self.store, self.namespace, after=state.position, keys=keys)
-        for count, recorded in enumerate(rows, start=1):
+        clock = time.perf_counter
+        until = clock() + SLICE_S
+        for recorded in rows:
             apply_at(state, recorded)
             if isinstance(recorded.event, ERASURES):
                 erased.update(recorded.event.keys)
-            if count % YIELD_EVERY == 0:
+            if clock() >= until:
                 time.sleep(YIELD_S)
+                until = clock() + SLICE_S
         return state
 
 
