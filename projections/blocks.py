@@ -32,7 +32,7 @@ from stratagate.events import (
     canonical_json,
 )
 from stratagate.events.payloads import MessageData, convert
-from stratagate.models import BlockSummary, RawMessage, Role, ToolTrace
+from stratagate.models import BlockSummary, RawMessage, Role, ToolTrace, trusted
 
 DEFAULT_THREAD = ""
 """Key of the unthreaded conversation (``thread_id=None``)."""
@@ -73,14 +73,17 @@ class MessageRow(NamedTuple):
 
     def message(self) -> RawMessage:
         """The message as the API shows it (its values were validated when folded)."""
-        return RawMessage.model_construct(
-            id=self.id,
-            role=self.role,
-            content=self.content,
-            created_at=self.created_at,
-            thread_id=self.thread_id,
-            tool_calls=None if self.tool_calls is None else list(self.tool_calls),
-            name=self.name,
+        return trusted(
+            RawMessage,
+            {
+                "id": self.id,
+                "role": self.role,
+                "content": self.content,
+                "created_at": _EPOCH + timedelta(microseconds=self.created_us),
+                "thread_id": self.thread_id,
+                "tool_calls": None if self.tool_calls is None else list(self.tool_calls),
+                "name": self.name,
+            },
         )
 
 

@@ -7,10 +7,17 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import TypeAdapter
 
+from stratagate.actors.sealer import stored_messages
 from stratagate.core.arguments import check_argument
 from stratagate.errors import InvalidInputError
-from stratagate.store.validation import check_name
+from stratagate.events import SettingsChanged
+from stratagate.events.codec import encode_all
+from stratagate.events.payloads import MessageData
+from stratagate.models import RawMessage, ToolTrace, trusted
+from stratagate.store.records import EncodedEvent, NewEvent
+from stratagate.store.validation import check_batch, check_name
 from stratagate.timeutil import STRFTIME_UTC, ensure_utc, format_utc
 
 ZONES = st.sampled_from(
@@ -64,3 +71,55 @@ def test_check_argument_refuses_exactly_the_text_that_is_not_utf8(value: object)
             check_argument("value", value)
     else:
         check_argument("value", value)
+
+
+MESSAGES = st.builds(
+    RawMessage,
+    id=st.text(min_size=1, max_size=8),
+    role=st.sampled_from(["user", "assistant", "system", "tool"]),
+    content=st.text(max_size=40),
+    created_at=st.datetimes(timezones=ZONES),
+    thread_id=st.one_of(st.none(), st.text(min_size=1, max_size=8)),
+    tool_calls=st.one_of(
+        st.none(),
+        st.lists(
+            st.builds(
+                ToolTrace,
+                name=st.text(max_size=5),
+                arguments=st.one_of(st.none(), st.dictionaries(st.text(max_size=3), st.integers())),
+            ),
+            max_size=2,
+        ),
+    ),
+    name=st.one_of(st.none(), st.text(max_size=8)),
+)
+
+
+@given(st.lists(MESSAGES, max_size=4))
+def test_stored_messages_are_what_validation_makes(messages: list[RawMessage]) -> None:
+    validated = TypeAdapter(list[MessageData]).validate_python(messages, from_attributes=True)
+    stored = stored_messages(messages)
+    assert stored == validated
+    assert [m.model_dump(mode="json") for m in stored] == [
+        m.model_dump(mode="json") for m in validated
+    ]
+    assert [m.model_fields_set for m in stored] == [m.model_fields_set for m in validated]
+
+
+@given(MESSAGES)
+def test_trusted_makes_what_model_construct_makes(message: RawMessage) -> None:
+    made = trusted(RawMessage, dict(message.__dict__))
+    constructed = RawMessage.model_construct(**message.__dict__)
+    assert made == constructed == message
+    assert made.model_fields_set == constructed.model_fields_set
+    assert made.model_dump(mode="json") == constructed.model_dump(mode="json")
+    assert made.__pydantic_extra__ is None and made.__pydantic_private__ is None
+
+
+def test_only_the_codec_s_rows_skip_the_json_check() -> None:
+    event = SettingsChanged(block_turn_size=12, block_decay_lambda=0.1, at=datetime.now(UTC))
+    [encoded] = encode_all([event], ["cmd:0"], None)
+    assert type(encoded) is EncodedEvent and check_batch([encoded]) == [encoded]
+    broken = NewEvent(encoded.event_id, encoded.event_type, 1, encoded.payload[:-1])
+    with pytest.raises(InvalidInputError, match="not valid JSON"):
+        check_batch([broken])
