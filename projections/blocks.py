@@ -190,13 +190,34 @@ or named tuple, it walks every time)."""
 
 def turn_digest(thread_id: str | None, messages: Sequence[MessageData]) -> str:
     """What a receipt id vouches for: the turn's thread and its messages' roles, names, texts
-    and tool calls (not their ids or times, which a retry draws anew)."""
+    and tool calls (not their ids or times, which a retry draws anew). The last answer is
+    kept for the same (frozen) message objects: the sealer asks before it appends a turn,
+    and the fold of that very turn asks again."""
+    last = _last_digest
+    if (
+        last is not None
+        and last[0] == thread_id
+        and len(last[1]) == len(messages)
+        and all(a is b for a, b in zip(last[1], messages, strict=False))
+    ):
+        return last[2]
     content = [
         [m.role, m.name, m.content, [t.model_dump(mode="json") for t in m.tool_calls or []]]
         for m in messages
     ]
-    digest = hashlib.sha256(canonical_json([thread_id, content]).encode()).hexdigest()
-    return digest[:16]  # 64 bits tell a retry from another turn; snapshots stay small
+    digest = hashlib.sha256(canonical_json([thread_id, content]).encode()).hexdigest()[:16]
+    _remember_digest((thread_id, tuple(messages), digest))
+    return digest  # 64 bits tell a retry from another turn; snapshots stay small
+
+
+_last_digest: tuple[str | None, tuple[MessageData, ...], str] | None = None
+"""The last ``turn_digest``: its thread, its messages (held, so no other object takes their
+identity) and the digest."""
+
+
+def _remember_digest(entry: tuple[str | None, tuple[MessageData, ...], str]) -> None:
+    global _last_digest
+    _last_digest = entry
 
 
 class BlocksModel(ReadModel):
