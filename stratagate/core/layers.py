@@ -84,7 +84,9 @@ class DeterministicLayers(Model):
 
 
 def _messages(messages: Iterable[RawMessage | Mapping[str, Any]]) -> list[RawMessage]:
-    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
+    if type(messages) is not list and (  # a list needs no ABC check
+        isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable)
+    ):
         raise InvalidInputError("messages must be a sequence of RawMessage or dicts")
     return [parse_input(RawMessage, message, what="message") for message in messages]
 

@@ -98,7 +98,9 @@ def check_storable(what: str, value: str) -> None:
 
 
 def check_batch(events: Sequence[NewEvent]) -> list[NewEvent]:
-    if isinstance(events, str | bytes) or not isinstance(events, Sequence):
+    if type(events) is not list and (  # a list needs no ABC check
+        isinstance(events, str | bytes) or not isinstance(events, Sequence)
+    ):
         raise InvalidInputError("events must be a sequence of NewEvent")
     batch = list(events)
     seen: set[str] = set()

@@ -175,3 +175,15 @@ def test_turn_digest_answers_as_the_rule_whatever_it_was_asked_before(
         messages = stored[index % len(stored)]
         messages = messages[:-1] if shorter else messages
         assert turn_digest(thread_id, messages) == uncached_digest(thread_id, messages)
+
+
+@given(st.datetimes(min_value=datetime(1, 1, 2), timezones=ZONES))
+def test_ensure_utc_is_the_conversion_it_skips_for_utc_values(value: datetime) -> None:
+    converted = ensure_utc(value)
+    expected = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    assert converted == expected and converted.tzinfo is UTC
+    assert (converted.year, converted.hour, converted.microsecond) == (
+        expected.year,
+        expected.hour,
+        expected.microsecond,
+    )
