@@ -13,7 +13,7 @@ without pydantic's validation of every card (the rows came from validated events
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -285,7 +285,7 @@ class EventRecord:
         status: EventStatus = "active",
         superseded_by: str | None = None,
         prior_status: EventStatus | None = None,
-        merged_sources: list[str] | None = None,
+        merged_sources: Sequence[str] = (),
         erased: bool = False,
     ) -> None:
         self.card = card
@@ -296,7 +296,8 @@ class EventRecord:
         self.updated_at = updated_at
         self.origin: Origin = origin
         self.import_batch_id = import_batch_id
-        self.merged_sources = merged_sources if merged_sources is not None else []
+        self.merged_sources = tuple(merged_sources)
+        """A tuple (one per card, seldom grown): it leaves the collector's watch."""
         self.erased = erased
         """Its text was erased (crypto-shredding): it reads ``[erased]`` and leaves retrieval."""
 

@@ -148,7 +148,7 @@ class EventsModel(ReadModel):
     @handles(EventMerged)
     def _merged(self, event: EventMerged, _: Recorded) -> None:
         record = self.records[event.event_id]
-        record.merged_sources.append(event.source_message_id)
+        record.merged_sources = (*record.merged_sources, event.source_message_id)
         record.updated_at = event.at
         self.imports[event.import_batch_id].merged.append((event.event_id, event.source_message_id))
 
@@ -177,7 +177,8 @@ class EventsModel(ReadModel):
         for event_id, message_id in batch.merged:
             record = self.records[event_id]
             if message_id in record.merged_sources:
-                record.merged_sources.remove(message_id)
+                at = record.merged_sources.index(message_id)
+                record.merged_sources = record.merged_sources[:at] + record.merged_sources[at + 1 :]
                 record.updated_at = event.at
 
     # -- queries ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ one job per group once it is durable. Every step is linear in the events it name
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Self
 
@@ -87,21 +88,23 @@ class ProjectionJobRecord:
         self,
         *,
         id: str,
-        source_event_ids: list[str],
+        source_event_ids: Sequence[str],
         updated_at: datetime,
         status: ProjectionJobStatus = "pending",
         attempts: int = 0,
-        element_ids: list[str] | None = None,
+        element_ids: Sequence[str] = (),
         reason: str | None = None,
         last_error: str | None = None,
         diagnostic: str | None = None,
         worker: str | None = None,
     ) -> None:
         self.id = id
-        self.source_event_ids = source_event_ids
+        self.source_event_ids = tuple(source_event_ids)
+        """A tuple, like ``element_ids``: a tuple of texts leaves the collector's watch, so the
+        rows of many jobs (one per ``add_event``) add nothing to each full collection."""
         self.status: ProjectionJobStatus = status
         self.attempts = attempts
-        self.element_ids = element_ids if element_ids is not None else []
+        self.element_ids = tuple(element_ids)
         self.reason = reason
         self.last_error = last_error
         self.diagnostic = diagnostic
@@ -112,10 +115,10 @@ class ProjectionJobRecord:
     def view(self) -> ElementProjectionJob:
         return ElementProjectionJob(
             id=self.id,
-            source_event_ids=self.source_event_ids,
+            source_event_ids=list(self.source_event_ids),
             status=self.status,
             attempts=self.attempts,
-            element_ids=self.element_ids,
+            element_ids=list(self.element_ids),
             reason=self.diagnostic or self.reason,
             last_error=self.last_error,
         )
@@ -279,7 +282,7 @@ class JobsModel(ReadModel):
     def _p_completed(self, event: ProjectionCompleted, _: Recorded) -> None:
         job = self.projection[event.job_id]
         job.status = "completed"
-        job.element_ids = touched_elements(event.plan)
+        job.element_ids = tuple(touched_elements(event.plan))
         job.reason = event.reason
         job.diagnostic = event.diagnostic
         job.updated_at = event.at

@@ -29,15 +29,16 @@ from stratagate.audit import refuse_damaged_log
 from stratagate.callbacks import is_local
 from stratagate.errors import DrainTimeoutError, StorageError
 from stratagate.events import TurnAppended
-from stratagate.messages import Message, SealReady
+from stratagate.messages import Message, QueueProjections, SealReady
 from stratagate.options import MemoryOptions
 from stratagate.providers import KINDS, resolve
 from stratagate.store import EventStore, open_store
 
 R = TypeVar("R")
 
-STAGES = frozenset(type(stage) for stage in pipeline.DERIVED)
-"""The derived stages a turn sets off (seal, extract, project)."""
+STAGES = frozenset({*(type(stage) for stage in pipeline.DERIVED), QueueProjections})
+"""The derived stages a turn sets off (seal, extract, project), and the projector's look for
+events left without a projection job, which ``add_events`` sets off."""
 TURN_APPENDED: str = TurnAppended.model_fields["type"].default
 
 CONTENDED_S = 2.0
@@ -154,6 +155,8 @@ class InlineRuntime:
         settled = self._settled.get(type(stage))
         if settled is None or settled[0] != live.generation:
             return False
+        if isinstance(stage, QueueProjections):  # the jobs model holds what it would queue
+            return not live.state.jobs.unqueued
         blocks = live.state.blocks
         size = blocks.block_turn_size
         for position, event_type, thread in reversed(live.journal):

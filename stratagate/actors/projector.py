@@ -6,6 +6,7 @@ what was applied is recorded in ``ProjectionCompleted`` so replay never re-runs 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -118,7 +119,7 @@ class Projector(Role):
         self,
         projector: Any,
         job_id: str,
-        event_ids: list[str],
+        event_ids: Sequence[str],
         attempt: int,
         before: list[DomainEvent],
     ) -> list[str]:
@@ -191,7 +192,7 @@ class Projector(Role):
                 job = candidate
         return job
 
-    def _context(self, job_id: str, event_ids: list[str]) -> ElementProjectionContext:
+    def _context(self, job_id: str, event_ids: Sequence[str]) -> ElementProjectionContext:
         view = self.view
         return ElementProjectionContext(
             job_id=job_id,
@@ -220,7 +221,7 @@ class Projector(Role):
         return [self.view.expand_element(element_id) for element_id in done.element_ids]
 
     def _completion(
-        self, job_id: str, event_ids: list[str], outcome: ElementProjectionResult
+        self, job_id: str, event_ids: Sequence[str], outcome: ElementProjectionResult
     ) -> ProjectionCompleted:
         """What a job's result applies: the plan of facts citing only the batch's events."""
         view = self.view

@@ -5,8 +5,8 @@ thread hydrates its own state from the last snapshot plus the log tail — never
 which the turns keep folding — and saves it. So what is serialised is a consistent state at
 one position that nothing else mutates, and the saved snapshot is provably equal to a replay
 (it carries that position and the digest). A failed write is counted and logged, never raised
-into a turn. The thread sleeps briefly every ``YIELD_EVERY`` events, so a turn waiting for the
-GIL gets it within about that much folding.
+into a turn. The thread sleeps briefly after every ``SLICE_S`` of folding, so a turn waiting
+for the GIL gets it within about that much.
 
 Erasure: the job reads with keys of its own, loaded after it noted which keys were already
 destroyed; if any other key is destroyed before it saves, or it folded an erasure whose keys
@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from projections.replay import apply_at, iter_records, load_snapshot, save_snapshot
+from projections.replay import apply_at, iter_records, load_snapshot, paused_gc, save_snapshot
 from projections.state import NamespaceState
 from stratagate.errors import KeyRaceError
 from stratagate.events import EventErased, NamespaceErased, ThreadErased
@@ -33,8 +33,9 @@ from stratagate.store.keys import NamespaceKeys, keyring_for
 
 LOG = logging.getLogger(__name__)
 
-YIELD_EVERY = 50
-"""Events the writer folds between two short sleeps (each gives a waiting turn the GIL)."""
+SLICE_S = 0.001
+"""The longest the writer folds between two short sleeps: each gives a turn waiting for the
+GIL its turn, so a turn's every wait (after each of its disk writes) stays under about this."""
 YIELD_S = 0.0005
 ERASURES = (ThreadErased, EventErased, NamespaceErased)
 JOIN_TIMEOUT_S = 120.0
@@ -122,22 +123,13 @@ class SnapshotWriter:
 
     def _run(self, generation: int) -> None:
         try:
-            destroyed = self._destroyed_keys()
-            erased: set[str] = set()
-            state = self._fold(NamespaceKeys(keyring_for(self.store), self.namespace), erased)
-            with self._save_lock:
-                if generation != self._generation:
-                    raise SnapshotSkipped("an erasure or rehydration in this process came first")
-                now = self._destroyed_keys()
-                if now - destroyed:
-                    raise SnapshotSkipped("data keys were destroyed while it was folded")
-                if erased - now:
-                    raise SnapshotSkipped("it folded an erasure whose keys are not destroyed yet")
-                try:
-                    save_snapshot(self.store, state, self.key)
-                except KeyRaceError:  # another writer stored the snapshot key first
-                    save_snapshot(self.store, state, self.key)
-                self.position = state.position
+            # The job's state is a second copy of the namespace's, made and dropped here: with
+            # the collector on, its growth set off full collections in this thread, each a
+            # walk of every object of the process holding the GIL (~100 ms at 1,400 turns)
+            # while the turns waited. Paused, the state is freed by reference counts before
+            # the collector is on again, so no collection ever walks it.
+            with paused_gc():
+                self._write(generation)
             self.counters.written += 1
         except SnapshotSkipped as skipped:
             self._skip(str(skipped))
@@ -145,6 +137,25 @@ class SnapshotWriter:
             self.counters.failed += 1
             self.counters.last_error = f"{type(exc).__name__}: {exc}"
             LOG.warning("snapshot %r of namespace %r failed: %s", self.key, self.namespace, exc)
+
+    def _write(self, generation: int) -> None:
+        """Fold the job's state and save it, unless an erasure forbids it (``SnapshotSkipped``)."""
+        destroyed = self._destroyed_keys()
+        erased: set[str] = set()
+        state = self._fold(NamespaceKeys(keyring_for(self.store), self.namespace), erased)
+        with self._save_lock:
+            if generation != self._generation:
+                raise SnapshotSkipped("an erasure or rehydration in this process came first")
+            now = self._destroyed_keys()
+            if now - destroyed:
+                raise SnapshotSkipped("data keys were destroyed while it was folded")
+            if erased - now:
+                raise SnapshotSkipped("it folded an erasure whose keys are not destroyed yet")
+            try:
+                save_snapshot(self.store, state, self.key)
+            except KeyRaceError:  # another writer stored the snapshot key first
+                save_snapshot(self.store, state, self.key)
+            self.position = state.position
 
     def _destroyed_keys(self) -> set[str]:
         return {k.key_id for k in self.store.load_keys(self.namespace) if k.material is None}
@@ -156,18 +167,21 @@ class SnapshotWriter:
 
     def _fold(self, keys: NamespaceKeys, erased: set[str]) -> NamespaceState:
         """The last snapshot (or nothing) plus every row after it (chain-checked), read with
-        ``keys``, with a short sleep every ``YIELD_EVERY`` events; the keys the erasures
+        ``keys``, with a short sleep after every ``SLICE_S`` of folding; the keys the erasures
         folded name are added to ``erased``."""
         state = load_snapshot(self.store, self.namespace, self.key, self.components, keys)
         if state is None:
             state = NamespaceState(self.namespace, self.components)
         rows = iter_records(self.store, self.namespace, after=state.position, keys=keys)
-        for count, recorded in enumerate(rows, start=1):
+        clock = time.perf_counter
+        until = clock() + SLICE_S
+        for recorded in rows:
             apply_at(state, recorded)
             if isinstance(recorded.event, ERASURES):
                 erased.update(recorded.event.keys)
-            if count % YIELD_EVERY == 0:
+            if clock() >= until:
                 time.sleep(YIELD_S)
+                until = clock() + SLICE_S
         return state
 
 

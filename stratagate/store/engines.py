@@ -189,6 +189,9 @@ def _install_sqlite_hooks(engine: Engine, *, file_backed: bool) -> None:
         if file_backed:
             _enter_wal(cursor)
             cursor.execute(f"PRAGMA synchronous = {SQLITE_SYNCHRONOUS}")
+            # no checkpoint inside a commit: the store checkpoints beside its writers
+            # (``stratagate.store.checkpoints``)
+            cursor.execute("PRAGMA wal_autocheckpoint = 0")
         cursor.close()
 
     @event.listens_for(engine, "begin")

@@ -37,6 +37,7 @@ from stratagate.errors import (
 )
 from stratagate.store import schema
 from stratagate.store.chain import ChainCheck, check_chain, rechain, seal_batch
+from stratagate.store.checkpoints import Checkpointer, passive_checkpoint
 from stratagate.store.engines import (
     SQLITE_SYNCHRONOUS,
     WRITE_OPTION,
@@ -131,10 +132,11 @@ class SqlEventStore:
         self._turns = _ENGINE_TURNS.setdefault(engine, threading.RLock())
         self._held = threading.local()
         """PostgreSQL: the namespaces whose decision lock this thread holds, and how deep."""
-        self._writers = self._decisions = None
+        self._writers = self._decisions = self._checkpoints = None
         if self._file_backed and not read_only:
             self._writers = _FileQueue(f"{engine.url.database}.writers")
             self._decisions = _FileQueue(f"{engine.url.database}.turns")
+            self._checkpoints = Checkpointer(self._passive_checkpoint)
         # One shared in-memory connection must not carry two threads' transactions at once.
         self._serial: AbstractContextManager[Any] = (
             threading.RLock() if is_shared_memory(engine) else nullcontext()
@@ -223,6 +225,7 @@ class SqlEventStore:
         SQLAlchemy's pool, connection, transaction and result objects around them (most of
         an append's time outside SQLite, measured in ``docs/BENCHMARKS.md``)."""
         assert self._writers is not None and self._writer is not None
+        assert self._checkpoints is not None
         writer = self._writer
         with self._writers.turn(), writer.lock:
             driver = writer.connection()
@@ -237,7 +240,6 @@ class SqlEventStore:
                 driver.execute("COMMIT")
                 if run.head is not None:
                     writer.appended(namespace, run.head)
-                return rows
             except sqlite3.IntegrityError as exc:
                 raise StorageConflictError(
                     f"a concurrent write clashed with this one on {self.url}: {exc}"
@@ -255,6 +257,8 @@ class SqlEventStore:
                         cursor.close()
                 except sqlite3.Error:
                     writer.close()
+        self._checkpoints.committed()
+        return rows
 
     def _append_in(
         self,
@@ -569,7 +573,7 @@ class SqlEventStore:
                 if name not in ("namespace", "key")
             },
         )
-        with self._transaction(write=True) as conn:
+        with self._transaction(write=True, large=True) as conn:
             conn.execute(statement)
 
     def load_snapshot(self, namespace: str, key: str) -> Snapshot | None:
@@ -800,6 +804,8 @@ class SqlEventStore:
     def close(self) -> None:
         """Release connections; the store is unusable afterwards."""
         self._closed = True
+        if self._checkpoints is not None:
+            self._checkpoints.close()
         if self._writer is not None:
             self._writer.close()
         for queue in (self._writers, self._decisions):
@@ -844,9 +850,11 @@ class SqlEventStore:
 
     @contextmanager
     def _transaction(
-        self, *, write: bool, snapshot: bool = False, durable: bool = True
+        self, *, write: bool, snapshot: bool = False, durable: bool = True, large: bool = False
     ) -> Iterator[Connection]:
         """One transaction; driver errors become ``StorageError`` (unique clashes a conflict).
+        A write's commit is counted towards the next background checkpoint (at once when it
+        is ``large``).
 
         ``durable=False`` commits without waiting for the disk: on SQLite the connection runs
         that one transaction with ``synchronous=NORMAL``, on PostgreSQL with
@@ -885,6 +893,16 @@ class SqlEventStore:
                 ) from exc
             except SQLAlchemyError as exc:
                 raise StorageError(f"event store {self.url} failed: {_detail(exc)}") from exc
+        if write and self._checkpoints is not None:
+            self._checkpoints.committed(large=large)
+
+    def _passive_checkpoint(self) -> None:
+        """A passive checkpoint on a connection of the pool (not the writer's: it runs beside
+        the appends), in the checkpointer's thread."""
+        with self.engine.connect() as conn:
+            raw = conn.connection.dbapi_connection
+            assert isinstance(raw, sqlite3.Connection)
+            passive_checkpoint(raw)
 
 
 class _Run:
@@ -1247,8 +1265,13 @@ def _key_columns(namespace: str, key: DataKey) -> dict[str, Any]:
     }
 
 
+_EVENT_COLUMNS = tuple(column.name for column in schema.events.columns)
+"""The event table's column names, taken once (walking the table's columns per row cost more
+than the row's insert)."""
+
+
 def _columns(row: StoredEvent) -> dict[str, Any]:
-    return {column.name: getattr(row, column.name) for column in schema.events.columns}
+    return {name: getattr(row, name) for name in _EVENT_COLUMNS}
 
 
 def _stored(row: Row[Any]) -> StoredEvent:

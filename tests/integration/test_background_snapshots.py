@@ -3,6 +3,7 @@ a failed write never fails a turn, and a key destroyed while the writer folds vo
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import threading
 from pathlib import Path
@@ -115,3 +116,41 @@ def test_a_new_namespace_counts_its_own_rows_not_the_databases(tmp_path: Path) -
         turns(memory, 12)  # past snapshot_every of its own rows: now it asks
         writer.join()
         assert writer.counters.written >= 1
+
+
+def test_the_writer_runs_no_garbage_collection_of_its_own(tmp_path: Path) -> None:
+    """Its state is a second copy of the namespace's: a collection there walks every object of
+    the process while holding the GIL, and the turns wait for it."""
+    database = str(tmp_path / "memory.db")
+    writing = threading.Event()
+    collected: list[int] = []
+
+    def noted(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start" and writing.is_set() and threading.current_thread() is not main:
+            collected.append(info["generation"])
+
+    main = threading.current_thread()
+    with StrataGate.open(database, "w", snapshot_every=0, block_turn_size=3) as memory:
+        turns(memory, 30)
+        writer = writer_of(memory)
+        write = writer._write
+
+        def observed(generation: int) -> None:
+            writing.set()
+            try:
+                write(generation)
+            finally:
+                writing.clear()
+
+        writer._write = observed  # type: ignore[method-assign]
+        thresholds = gc.get_threshold()
+        gc.set_threshold(1, 1, 1)  # a collection of every generation at almost every allocation
+        gc.callbacks.append(noted)
+        try:
+            assert writer.request()
+            writer.join()
+        finally:
+            gc.callbacks.remove(noted)
+            gc.set_threshold(*thresholds)
+        assert writer.counters.written == 1 and writer.counters.failed == 0
+        assert collected == []  # none while it folded, encoded and saved its state

@@ -8,6 +8,7 @@ after a replay alike. Folding stays linear in the events: the work of a fold is 
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -85,6 +86,45 @@ def test_a_batch_of_an_older_log_gets_one_job_after_a_reopen(
         assert sorted(len(job.source_event_ids) for job in jobs) == [1, 1, 7]
         assert [c.id for c in old] in [job.source_event_ids for job in jobs]
         assert again.verify().ok
+
+
+def test_the_look_for_unqueued_cards_is_skipped_only_when_none_is_left(
+    memory: StrataGate,
+) -> None:
+    """After an ``add_event`` the flow's look for cards without a job finds none and is not
+    delivered (the inline runtime skips it); cards this same handle appended without a job
+    are still queued by the next call's look."""
+    runtime = memory._runtime
+    first = memory.add_event(cards(block(memory), 1)[0])
+    skipped = runtime.skipped_stages  # type: ignore[attr-defined]
+    memory.add_event(cards(block(memory), 1, start=1)[0])
+    assert runtime.skipped_stages == skipped + 1  # type: ignore[attr-defined]
+    template = convert(CardData, first)
+    old = [template.model_copy(update={"id": f"evt_unqueued_{i}"}) for i in range(3)]
+    runtime.live.append(  # type: ignore[attr-defined]
+        EXTRACTION,
+        [EventAdded(event=card, origin="manual", at=T0) for card in old],
+        command_id="cards-without-a-job",
+    )
+    memory.add_event(cards(block(memory), 1, start=2)[0])
+    jobs = memory.list_element_projection_jobs()
+    assert [c.id for c in old] in [job.source_event_ids for job in jobs]
+    assert memory.verify().ok
+
+
+def test_the_rows_of_cards_and_jobs_hold_no_list_the_collector_watches(
+    memory: StrataGate,
+) -> None:
+    """A card's merged sources and a job's event and element ids are tuples of texts: a
+    collection leaves them untracked, so a namespace of many cards and jobs (one per
+    ``add_event``) gives each full collection of the process less to walk."""
+    memory.add_event(cards(block(memory), 1)[0])
+    gc.collect()
+    state = memory._runtime.live.state  # type: ignore[attr-defined]
+    [record] = state.events.records.values()
+    [job] = state.jobs.projection.values()
+    held = [record.merged_sources, job.source_event_ids, job.element_ids]
+    assert [gc.is_tracked(value) for value in held] == [False, False, False]
 
 
 def test_an_import_is_one_job(memory: StrataGate) -> None:

@@ -1,0 +1,78 @@
+"""A SQLite file's write-ahead log checkpointed beside the writers, never inside a commit.
+
+SQLite's default (``wal_autocheckpoint`` = 1,000 pages) checkpoints in the commit that
+crosses the threshold: that commit copies the log into the database file and flushes it, so
+one append in a few hundred paid a pause many times its own cost while holding the write
+lock. The store's connections turn that off (``engines``) and count their commits here; every
+``CHECKPOINT_EVERY`` commits, or after a large one (a snapshot), a background thread runs a
+``PASSIVE`` checkpoint on a connection of its own. A passive checkpoint takes no write lock and
+waits for no one (writers go on appending to the log meanwhile), and the sqlite3 module
+releases the GIL while it runs. A checkpoint moves no data: committed rows are durable in the
+log already (``synchronous=FULL``); what it bounds is the log's size.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+
+LOG = logging.getLogger(__name__)
+
+CHECKPOINT_EVERY = 100
+"""Commits between two background checkpoints: an append writes a few pages of log, so about
+SQLite's own threshold of 1,000 pages."""
+
+
+class Checkpointer:
+    """Starts ``checkpoint`` in a background thread every ``every`` commits (one at a time)."""
+
+    def __init__(self, checkpoint: Callable[[], None], every: int = CHECKPOINT_EVERY) -> None:
+        self._checkpoint = checkpoint
+        self.every = every
+        self._commits = 0
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.done = 0
+        """Background checkpoints that ran to the end (for tests and benchmarks)."""
+
+    def committed(self, *, large: bool = False) -> None:
+        """One more commit; after ``every`` of them, or a ``large`` one, start a checkpoint
+        unless one is running (the count then goes on: the next commit tries again)."""
+        self._commits += 1
+        if self._closed or (self._commits < self.every and not large):
+            return
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._commits = 0
+            self._thread = threading.Thread(
+                target=self._run, name="stratagate-checkpoint", daemon=True
+            )
+            self._thread.start()
+
+    def close(self) -> None:
+        """No further checkpoints; the one in flight is finished."""
+        self._closed = True
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+
+    def _run(self) -> None:
+        try:
+            self._checkpoint()
+            self.done += 1
+        except Exception as exc:  # only the log's size is at stake: logged, never raised
+            LOG.warning("a background checkpoint of the write-ahead log failed: %s", exc)
+
+
+def passive_checkpoint(driver: sqlite3.Connection) -> None:
+    """Copy what the log holds into the database file as far as no reader needs it, waiting
+    for nothing (``fetchall`` finishes the statement)."""
+    driver.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+
+__all__ = ["CHECKPOINT_EVERY", "Checkpointer", "passive_checkpoint"]

@@ -1,0 +1,78 @@
+"""A SQLite file's write-ahead log is checkpointed by a background thread of the store, never
+inside an append's commit (where it made one append in a few hundred pause for the copy and
+its flush while holding the write lock)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+import pytest
+
+from stratagate.store.checkpoints import Checkpointer
+from stratagate.store.records import NewEvent
+from stratagate.store.sql import SqlEventStore, open_event_store
+
+PAYLOAD = '{"text": "%s"}' % ("x" * 3000)
+"""About a page of log per event."""
+
+
+def append_many(store: SqlEventStore, count: int) -> None:
+    for n in range(count):
+        event = NewEvent(event_id=f"e{n}", event_type="Noted", schema_version=1, payload=PAYLOAD)
+        store.append("ns", "s", [event], None)
+
+
+def test_no_commit_checkpoints_the_log(tmp_path: Path) -> None:
+    database = tmp_path / "log.db"
+    with open_event_store(str(database)) as store:
+        assert isinstance(store, SqlEventStore) and store._checkpoints is not None
+        store._checkpoints.every = 10**9  # no background checkpoint either
+        size = database.stat().st_size
+        append_many(store, 1500)  # well past SQLite's own threshold of 1,000 pages
+        assert database.stat().st_size == size  # every page is still in the log only
+        assert store.read("ns")[-1].global_position == 1500
+
+
+def test_the_background_checkpoint_moves_the_log_into_the_file(tmp_path: Path) -> None:
+    database = tmp_path / "log.db"
+    with open_event_store(str(database)) as store:
+        assert isinstance(store, SqlEventStore) and store._checkpoints is not None
+        store._checkpoints.every = 20
+        size = database.stat().st_size
+        append_many(store, 100)
+        store._checkpoints.close()  # waits for the one in flight
+        assert store._checkpoints.done >= 1
+        assert database.stat().st_size > size + 50 * 4096
+        assert len(store.read("ns")) == 100
+
+
+def test_one_checkpoint_at_a_time_and_a_failure_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    started = threading.Event()
+    release = threading.Event()
+    calls: list[int] = []
+
+    def checkpoint() -> None:
+        calls.append(1)
+        started.set()
+        release.wait(10)
+        raise OSError("disk gone")
+
+    checkpointer = Checkpointer(checkpoint, every=2)
+    checkpointer.committed()
+    assert not calls  # one commit of two
+    checkpointer.committed()
+    assert started.wait(10)
+    for _ in range(5):
+        checkpointer.committed(large=True)  # one is running: none more
+    with caplog.at_level(logging.WARNING, logger="stratagate.store.checkpoints"):
+        release.set()
+        checkpointer.close()
+    assert calls == [1]
+    assert checkpointer.done == 0
+    assert "disk gone" in caplog.text
+    checkpointer.committed(large=True)  # closed: nothing starts
+    assert calls == [1]
