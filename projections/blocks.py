@@ -32,7 +32,7 @@ from stratagate.events import (
     canonical_json,
 )
 from stratagate.events.payloads import MessageData, convert
-from stratagate.models import BlockSummary, RawMessage, Role, ToolTrace
+from stratagate.models import BlockSummary, RawMessage, Role, ToolTrace, trusted
 
 DEFAULT_THREAD = ""
 """Key of the unthreaded conversation (``thread_id=None``)."""
@@ -73,14 +73,17 @@ class MessageRow(NamedTuple):
 
     def message(self) -> RawMessage:
         """The message as the API shows it (its values were validated when folded)."""
-        return RawMessage.model_construct(
-            id=self.id,
-            role=self.role,
-            content=self.content,
-            created_at=self.created_at,
-            thread_id=self.thread_id,
-            tool_calls=None if self.tool_calls is None else list(self.tool_calls),
-            name=self.name,
+        return trusted(
+            RawMessage,
+            {
+                "id": self.id,
+                "role": self.role,
+                "content": self.content,
+                "created_at": _EPOCH + timedelta(microseconds=self.created_us),
+                "thread_id": self.thread_id,
+                "tool_calls": None if self.tool_calls is None else list(self.tool_calls),
+                "name": self.name,
+            },
         )
 
 
@@ -187,13 +190,34 @@ or named tuple, it walks every time)."""
 
 def turn_digest(thread_id: str | None, messages: Sequence[MessageData]) -> str:
     """What a receipt id vouches for: the turn's thread and its messages' roles, names, texts
-    and tool calls (not their ids or times, which a retry draws anew)."""
+    and tool calls (not their ids or times, which a retry draws anew). The last answer is
+    kept for the same (frozen) message objects: the sealer asks before it appends a turn,
+    and the fold of that very turn asks again."""
+    last = _last_digest
+    if (
+        last is not None
+        and last[0] == thread_id
+        and len(last[1]) == len(messages)
+        and all(a is b for a, b in zip(last[1], messages, strict=False))
+    ):
+        return last[2]
     content = [
         [m.role, m.name, m.content, [t.model_dump(mode="json") for t in m.tool_calls or []]]
         for m in messages
     ]
-    digest = hashlib.sha256(canonical_json([thread_id, content]).encode()).hexdigest()
-    return digest[:16]  # 64 bits tell a retry from another turn; snapshots stay small
+    digest = hashlib.sha256(canonical_json([thread_id, content]).encode()).hexdigest()[:16]
+    _remember_digest((thread_id, tuple(messages), digest))
+    return digest  # 64 bits tell a retry from another turn; snapshots stay small
+
+
+_last_digest: tuple[str | None, tuple[MessageData, ...], str] | None = None
+"""The last ``turn_digest``: its thread, its messages (held, so no other object takes their
+identity) and the digest."""
+
+
+def _remember_digest(entry: tuple[str | None, tuple[MessageData, ...], str]) -> None:
+    global _last_digest
+    _last_digest = entry
 
 
 class BlocksModel(ReadModel):

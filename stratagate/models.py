@@ -8,6 +8,7 @@ the model or a plain ``dict``; ``parse_input`` turns any validation failure into
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
@@ -92,6 +93,34 @@ def parse_input(model: type[M], value: Any, *, what: str | None = None) -> M:
         return model.model_validate(dict(value))
     except ValidationError as exc:
         raise InvalidInputError(f"{label}: {first_error(exc)}") from exc
+
+
+def trusted(model: type[M], values: dict[str, Any]) -> M:
+    """``model`` holding ``values`` (every field, each already valid: a read model's rows, a
+    validated model's fields) as they are, without validation — what ``model_construct``
+    makes of them, without its Python walk over the fields (a quarter of its cost). ``values``
+    becomes the instance's own ``__dict__``: hand over a fresh dict."""
+    if not _plain(model):
+        return model.model_construct(**values)
+    instance = model.__new__(model)
+    _set = object.__setattr__
+    _set(instance, "__dict__", values)
+    _set(instance, "__pydantic_fields_set__", set(values))
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance
+
+
+@functools.cache
+def _plain(model: type[BaseModel]) -> bool:
+    """Whether ``model`` has no private attributes, post-init hook or extra fields, so that
+    ``trusted`` makes exactly what ``model_construct`` does."""
+    return (
+        not model.__private_attributes__
+        and model.__pydantic_post_init__ is None
+        and not model.__pydantic_root_model__
+        and model.model_config.get("extra") != "allow"
+    )
 
 
 def first_error(exc: ValidationError) -> str:
@@ -434,4 +463,5 @@ __all__ = [
     "UtcDatetime",
     "first_error",
     "parse_input",
+    "trusted",
 ]

@@ -21,7 +21,10 @@ def utc_now() -> datetime:
 
 def ensure_utc(value: datetime) -> datetime:
     """Return ``value`` as an aware UTC datetime; naive input is taken to be UTC."""
-    if value.tzinfo is None:
+    zone = value.tzinfo
+    if zone is UTC:  # already UTC (most values): no conversion call
+        return value
+    if zone is None:
         return value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
 

@@ -85,6 +85,10 @@ class HostedNamespace:
         """No lock: the namespace's deliveries already take turns here."""
         return None
 
+    def idle(self, stage: Message[Any]) -> bool:
+        """Not known here: every stage is delivered."""
+        return False
+
     def deliver(self, message: Message[Any]) -> Any:
         """Answer one message with its handler, serialised with every other delivery."""
         handler = self._handlers[handler_of(message)]

@@ -131,6 +131,16 @@ class InlineRuntime:
                 self._settled[type(message)] = (self.live.generation, self.live.state.position)
             return result
 
+    def idle(self, stage: Message[Any]) -> bool:
+        """Whether ``stage`` would find nothing to do (``_idle``): then it is settled here as
+        if delivered, and the pipeline need not deliver it."""
+        with self._lock:
+            if not self._idle(stage):
+                return False
+            self.skipped_stages += 1
+            self._settled[type(stage)] = (self.live.generation, self.live.state.position)
+            return True
+
     def _idle(self, stage: Message[Any]) -> bool:
         """Whether ``stage`` would find nothing to do: it ran to its end since the state last
         folded anything but this handle's own appends (``LiveState.journal``), and what this
@@ -138,7 +148,8 @@ class InlineRuntime:
         sealed. A retrying stage always runs (it looks at failed work too), and so does any
         stage after a catch-up: a turn of another writer is that writer's to follow up, but
         this handle does not tell its rows apart."""
-        if getattr(stage, "retry_failed", False) or getattr(stage, "retry_skipped", False):
+        switches = stage.__dict__  # a stage's fields (getattr on a missing one raises inside)
+        if switches.get("retry_failed") or switches.get("retry_skipped"):
             return False
         live = self.live
         settled = self._settled.get(type(stage))

@@ -144,6 +144,11 @@ class Runner(Protocol):
         """The answer of the handler of ``message`` (the registry's), now."""
         ...
 
+    def idle(self, stage: Message[Any]) -> bool:
+        """Whether the derived ``stage`` is known to find nothing to do now, without
+        delivering it (``False`` when the runner cannot tell: it is then delivered)."""
+        ...
+
     def start(self, messages: Sequence[Message[Any]]) -> None:
         """Run ``messages`` in order in the background (``drain`` waits for them)."""
         ...
@@ -185,7 +190,9 @@ def _follow(run: Runner, processing: Processing, stages: Sequence[Message[Any]])
         run.start(stages)
     if processing != "wait":
         return [], [], []
-    sealed, events, elements = (run_stage(run, stage) for stage in stages)
+    sealed, events, elements = (
+        [] if run.idle(stage) else run_stage(run, stage) for stage in stages
+    )
     return sealed, events, elements
 
 

@@ -259,6 +259,10 @@ class RayRuntime:
         """No lock: the host already decides one message of the namespace at a time."""
         return None
 
+    def idle(self, stage: Message[Any]) -> bool:
+        """Not known here: every stage is delivered."""
+        return False
+
     def deliver(self, message: Message[Any]) -> Any:
         """Hand a message to the namespace's host and wait (re-activating and retrying if the
         namespace was passivated meanwhile); the auditor answers here."""

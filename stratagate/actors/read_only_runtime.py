@@ -66,6 +66,10 @@ class ReadOnlyRuntime:
         """No lock: this memory writes nothing."""
         return None
 
+    def idle(self, stage: Message[Any]) -> bool:
+        """Not known here: every stage is delivered."""
+        return False
+
     def deliver(self, message: Message[Any]) -> Any:
         """Answer a query; a message for a writer role raises ``ReadOnlyError``."""
         cls = handler_of(message)

@@ -40,7 +40,7 @@ from stratagate.messages import (
     SealReady,
     TurnAck,
 )
-from stratagate.models import BlockSummary, MemoryBlock
+from stratagate.models import BlockSummary, MemoryBlock, RawMessage, trusted
 from stratagate.options import DEFAULT_BLOCK_TURN_SIZE
 from stratagate.providers import Summarizer, resolve
 from stratagate.results import BlockContextEntry
@@ -57,10 +57,14 @@ class _SealFailure(Exception):
 _STORED_MESSAGES = TypeAdapter(list[MessageData])
 
 
-def stored_messages(messages: Sequence[object]) -> list[MessageData]:
-    """``messages`` (validated ``RawMessage``s) as their stored form, in one pydantic call for
-    the list (``convert_all`` makes one per message: a quarter more instructions)."""
-    return _STORED_MESSAGES.validate_python(messages, from_attributes=True)
+def stored_messages(messages: Sequence[RawMessage]) -> list[MessageData]:
+    """``messages`` (validated ``RawMessage``s) as their stored form. ``RawMessage``'s fields
+    and rules are ``MessageData``'s, so a message without tool calls is copied as it is
+    (``trusted``); tool calls are converted by one pydantic call for the list (their
+    arguments are kept in canonical key order)."""
+    if any(type(m) is not RawMessage or m.tool_calls is not None for m in messages):
+        return _STORED_MESSAGES.validate_python(messages, from_attributes=True)
+    return [trusted(MessageData, dict(m.__dict__)) for m in messages]
 
 
 class Sealer(Role):

@@ -84,7 +84,9 @@ class DeterministicLayers(Model):
 
 
 def _messages(messages: Iterable[RawMessage | Mapping[str, Any]]) -> list[RawMessage]:
-    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
+    if type(messages) is not list and (  # a list needs no ABC check
+        isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable)
+    ):
         raise InvalidInputError("messages must be a sequence of RawMessage or dicts")
     return [parse_input(RawMessage, message, what="message") for message in messages]
 
@@ -290,15 +292,24 @@ def condense_transcript(messages: Iterable[RawMessage | Mapping[str, Any]]) -> s
     return "\n\n".join(blocks)
 
 
+def _plain_text(messages: list[RawMessage]) -> bool:
+    """Whether no message has a tool call or the tool role. Then each message's L4 block is
+    its L5 one with the role's label (as long: ``User`` for ``user``) and the content
+    trimmed, or nothing (a system message, an empty content): L4 has at most L5's tokens
+    (runs never cross the whitespace between blocks, so tokens add up block by block)."""
+    return not any(m.tool_calls or m.role == "tool" for m in messages)
+
+
 def deterministic_layers(messages: Iterable[RawMessage | Mapping[str, Any]]) -> DeterministicLayers:
     """L3, L4 and L5 of ``messages`` with the length guard applied (L3 <= L4 <= rendered L5)."""
     raw = _messages(messages)
-    rendered = render_raw(raw)
     readable = readable_transcript(raw)
     readable_tokens = estimate_tokens(readable)
-    rendered_tokens = estimate_tokens(rendered)
-    if readable_tokens > rendered_tokens:
-        readable, readable_tokens = rendered, rendered_tokens
+    if not _plain_text(raw):  # else L4 cannot outgrow L5: it need not be rendered to know
+        rendered = render_raw(raw)
+        rendered_tokens = estimate_tokens(rendered)
+        if readable_tokens > rendered_tokens:
+            readable, readable_tokens = rendered, rendered_tokens
     condensed = condense_transcript(raw)
     if estimate_tokens(condensed) > readable_tokens:
         condensed = readable

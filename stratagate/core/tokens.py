@@ -8,7 +8,6 @@ Appending text can only extend the last run or add new ones, so the estimate is 
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 _CJK = (
     "\u1100-\u11ff"  # Hangul Jamo
@@ -31,8 +30,7 @@ def estimate_tokens(text: str) -> int:
     """Estimate the model tokens of ``text`` (empty or blank text is 0)."""
     # the common case (ASCII needs no scan): no CJK, so runs are exactly the split() words
     if text.isascii() or _HAS_CJK.search(text) is None:
-        lengths = Counter(map(len, text.split()))
-        return sum(n * ((length + 3) // 4) for length, n in lengths.items())
+        return sum([(len(word) + 3) // 4 for word in text.split()])
     total = 0
     for match in _PIECE.finditer(text):
         length = match.end() - match.start()

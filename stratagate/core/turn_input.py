@@ -73,7 +73,7 @@ def _side(
     for item in items:
         if isinstance(item, str):
             data: dict[str, Any] = {"role": side, "content": item}
-        elif isinstance(item, Mapping | RawMessage):
+        elif type(item) is dict or isinstance(item, Mapping | RawMessage):
             data = dict(item) if isinstance(item, Mapping) else item.model_dump()
             data.setdefault("role", side)
         else:

@@ -22,7 +22,7 @@ from stratagate.events.encryption import (
     open_content,
     open_content_text,
 )
-from stratagate.store.records import NewEvent, StoredEvent
+from stratagate.store.records import EncodedEvent, NewEvent, StoredEvent
 
 if TYPE_CHECKING:
     from stratagate.store.keys import NamespaceKeys
@@ -77,12 +77,7 @@ def encode_all(
                 keys, ((event.type, data) for event, data in zip(chunk, dumps, strict=True))
             )
         rows.extend(
-            NewEvent(
-                event_id=event_id,
-                event_type=event.type,
-                schema_version=type(event).schema_version,
-                payload=canonical_json(data),
-            )
+            EncodedEvent(event_id, event.type, type(event).schema_version, canonical_json(data))
             for event, event_id, data in zip(
                 chunk, event_ids[start : start + ENCODE_CHUNK], dumps, strict=True
             )

@@ -18,6 +18,7 @@ from stratagate.store.leases import Holder, Lease
 from stratagate.store.records import (
     GENESIS_HASH,
     DataKey,
+    EncodedEvent,
     EventLog,
     EventStore,
     Fence,
@@ -59,6 +60,7 @@ def open_sql_store(
 __all__ = [
     "GENESIS_HASH",
     "DataKey",
+    "EncodedEvent",
     "EventLog",
     "EventStore",
     "Fence",

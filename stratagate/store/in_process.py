@@ -9,6 +9,7 @@ and PostgreSQL. Nothing survives ``close()``.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -137,7 +138,7 @@ class InProcessEventStore:
             current = space.versions.get(stream, 0)
             if expected_version is not None and expected_version != current:
                 raise stale_version(namespace, stream, expected_version, current)
-            if fence is not None:
+            if fence is not None and space.rows and space.rows[-1].global_position > fence.position:
                 crossed = next(
                     (
                         row.event_type
@@ -460,14 +461,11 @@ def _after(rows: list[StoredEvent], after: int, limit: int | None) -> list[Store
 
 def _first_after(rows: list[StoredEvent], after: int) -> int:
     """Index of the first row with ``global_position > after`` (rows are in position order)."""
-    low, high = 0, len(rows)
-    while low < high:
-        middle = (low + high) // 2
-        if rows[middle].global_position <= after:
-            low = middle + 1
-        else:
-            high = middle
-    return low
+    return bisect.bisect_right(rows, after, key=_position)
+
+
+def _position(row: StoredEvent) -> int:
+    return row.global_position
 
 
 __all__ = ["IN_PROCESS_URL", "InProcessEventStore"]

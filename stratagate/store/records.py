@@ -31,6 +31,12 @@ class NewEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class EncodedEvent(NewEvent):
+    """A ``NewEvent`` whose payload the event codec wrote (``canonical_json``): JSON by
+    construction, so an append does not parse it again to check it."""
+
+
+@dataclass(frozen=True, slots=True)
 class StoredEvent:
     """One row of ``stratagate_events`` exactly as stored (``payload`` is the hashed text)."""
 
@@ -307,6 +313,7 @@ class EventStore(
 __all__ = [
     "GENESIS_HASH",
     "DataKey",
+    "EncodedEvent",
     "EventLog",
     "EventStore",
     "Fence",

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import binascii
+import hashlib
+import hmac
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import TypeAdapter
 
+from projections.blocks import turn_digest
+from stratagate.actors.sealer import stored_messages
 from stratagate.core.arguments import check_argument
 from stratagate.errors import InvalidInputError
-from stratagate.store.validation import check_name
+from stratagate.events import SettingsChanged, canonical_json
+from stratagate.events.codec import encode_all
+from stratagate.events.payloads import MessageData
+from stratagate.models import RawMessage, ToolTrace, trusted
+from stratagate.store.keys import DataCipher, canonical_text
+from stratagate.store.records import EncodedEvent, NewEvent
+from stratagate.store.validation import check_batch, check_name
 from stratagate.timeutil import STRFTIME_UTC, ensure_utc, format_utc
 
 ZONES = st.sampled_from(
@@ -64,3 +76,114 @@ def test_check_argument_refuses_exactly_the_text_that_is_not_utf8(value: object)
             check_argument("value", value)
     else:
         check_argument("value", value)
+
+
+MESSAGES = st.builds(
+    RawMessage,
+    id=st.text(min_size=1, max_size=8),
+    role=st.sampled_from(["user", "assistant", "system", "tool"]),
+    content=st.text(max_size=40),
+    created_at=st.datetimes(datetime(1900, 1, 1), datetime(2200, 1, 1), timezones=ZONES),
+    thread_id=st.one_of(st.none(), st.text(min_size=1, max_size=8)),
+    tool_calls=st.one_of(
+        st.none(),
+        st.lists(
+            st.builds(
+                ToolTrace,
+                name=st.text(max_size=5),
+                arguments=st.one_of(
+                    st.none(), st.dictionaries(st.text(max_size=3), st.integers(-(2**53), 2**53))
+                ),
+            ),
+            max_size=2,
+        ),
+    ),
+    name=st.one_of(st.none(), st.text(max_size=8)),
+)
+
+
+@given(st.lists(MESSAGES, max_size=4))
+def test_stored_messages_are_what_validation_makes(messages: list[RawMessage]) -> None:
+    validated = TypeAdapter(list[MessageData]).validate_python(messages, from_attributes=True)
+    stored = stored_messages(messages)
+    assert stored == validated
+    assert [m.model_dump(mode="json") for m in stored] == [
+        m.model_dump(mode="json") for m in validated
+    ]
+    assert [m.model_fields_set for m in stored] == [m.model_fields_set for m in validated]
+
+
+@given(MESSAGES)
+def test_trusted_makes_what_model_construct_makes(message: RawMessage) -> None:
+    made = trusted(RawMessage, dict(message.__dict__))
+    constructed = RawMessage.model_construct(**message.__dict__)
+    assert made == constructed == message
+    assert made.model_fields_set == constructed.model_fields_set
+    assert made.model_dump(mode="json") == constructed.model_dump(mode="json")
+    assert made.__pydantic_extra__ is None and made.__pydantic_private__ is None
+
+
+def test_only_the_codec_s_rows_skip_the_json_check() -> None:
+    event = SettingsChanged(block_turn_size=12, block_decay_lambda=0.1, at=datetime.now(UTC))
+    [encoded] = encode_all([event], ["cmd:0"], None)
+    assert type(encoded) is EncodedEvent and check_batch([encoded]) == [encoded]
+    broken = NewEvent(encoded.event_id, encoded.event_type, 1, encoded.payload[:-1])
+    with pytest.raises(InvalidInputError, match="not valid JSON"):
+        check_batch([broken])
+
+
+@given(
+    st.lists(
+        st.one_of(st.text(max_size=20), st.integers(-(2**53), 2**53), st.none()),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_the_synthetic_nonce_is_the_hmac_of_the_values(values: list[object]) -> None:
+    material = bytes(range(32))
+    text = DataCipher("thread:t@1", material).encrypt(values)
+    nonce_key = hmac.digest(material, b"stratagate synthetic nonce", "sha256")
+    plaintext = "\n".join(canonical_text(value) for value in values).encode()
+    expected = hmac.digest(nonce_key, plaintext, "sha256")[:12]
+    assert binascii.a2b_base64(text)[:12] == expected
+    assert DataCipher("thread:t@1", material).open(text) == values
+
+
+def uncached_digest(thread_id: str | None, messages: list[MessageData]) -> str:
+    """``turn_digest`` without its memory of the last call."""
+    content = [
+        [m.role, m.name, m.content, [t.model_dump(mode="json") for t in m.tool_calls or []]]
+        for m in messages
+    ]
+    return hashlib.sha256(canonical_json([thread_id, content]).encode()).hexdigest()[:16]
+
+
+@given(
+    st.lists(st.lists(MESSAGES, min_size=1, max_size=3), min_size=1, max_size=3),
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.sampled_from(["a", "b"])), st.integers(0, 2), st.booleans()
+        ),
+        max_size=8,
+    ),
+)
+def test_turn_digest_answers_as_the_rule_whatever_it_was_asked_before(
+    turns: list[list[RawMessage]], calls: list[tuple[str | None, int, bool]]
+) -> None:
+    stored = [stored_messages(messages) for messages in turns]
+    for thread_id, index, shorter in calls:
+        messages = stored[index % len(stored)]
+        messages = messages[:-1] if shorter else messages
+        assert turn_digest(thread_id, messages) == uncached_digest(thread_id, messages)
+
+
+@given(st.datetimes(min_value=datetime(1, 1, 2), timezones=ZONES))
+def test_ensure_utc_is_the_conversion_it_skips_for_utc_values(value: datetime) -> None:
+    converted = ensure_utc(value)
+    expected = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    assert converted == expected and converted.tzinfo is UTC
+    assert (converted.year, converted.hour, converted.microsecond) == (
+        expected.year,
+        expected.hour,
+        expected.microsecond,
+    )

@@ -409,3 +409,23 @@ def test_filler_rule_equals_its_regex_form(sentence: str) -> None:
 @settings(max_examples=1000)
 def test_sentences_split_as_the_lazy_regex_does(text: str) -> None:
     assert _SENTENCE.findall(text) == _LAZY_SENTENCE.findall(text)
+
+
+def _full_guard(messages: list[dict[str, object]]) -> tuple[str, str]:
+    """L3 and L4 as the guard makes them when it always renders L5 (the form before its
+    shortcut for text without tools)."""
+    rendered = render_raw(messages)
+    readable = readable_transcript(messages)
+    if estimate_tokens(readable) > estimate_tokens(rendered):
+        readable = rendered
+    condensed = condense_transcript(messages)
+    if estimate_tokens(condensed) > estimate_tokens(readable):
+        condensed = readable
+    return condensed, readable
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(MESSAGE, max_size=6))
+def test_the_guard_decides_as_when_it_always_renders_l5(messages: list[dict[str, object]]) -> None:
+    layers = deterministic_layers(messages)
+    assert (layers.l3_condensed, layers.l4_readable) == _full_guard(messages)

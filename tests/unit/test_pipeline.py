@@ -47,6 +47,7 @@ class RecordingRunner:
         self.delivered: list[Message[Any]] = []
         self.started: list[tuple[Message[Any], ...]] = []
         self.reloads = 0
+        self.idle_stages: set[type[Any]] = set()
 
     def taking_turns(
         self, attempt: int, *, stage: bool = False
@@ -58,6 +59,9 @@ class RecordingRunner:
     def deliver(self, message: Message[Any]) -> Any:
         self.delivered.append(message)
         return self.answers.get(type(message), [])
+
+    def idle(self, stage: Message[Any]) -> bool:
+        return type(stage) in self.idle_stages
 
     def start(self, messages: Sequence[Message[Any]]) -> None:
         self.started.append(tuple(messages))
@@ -84,6 +88,14 @@ def test_a_turn_waits_for_seal_extract_project_in_that_order() -> None:
         RunProjections,
     ]
     assert result.turn == 3 and runner.started == []
+
+
+def test_a_stage_the_runner_knows_to_be_idle_is_not_delivered() -> None:
+    runner = RecordingRunner({AppendTurn: TurnAck(turn=3)})
+    runner.idle_stages = {SealReady, RunProjections}
+    result = pipeline.run(turn(), runner)
+    assert [type(m) for m in runner.delivered] == [AppendTurn, ExtractReady]
+    assert result.sealed_block is None and result.extracted_events == []
 
 
 @pytest.mark.parametrize("processing", ["background", "defer"])
