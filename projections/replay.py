@@ -167,7 +167,11 @@ def paused_gc() -> Iterator[None]:
     Those make millions of long-lived objects and no garbage cycles; each automatic full
     collection would walk the whole growing state (measured: a quarter of a replay's time,
     almost half of a restore's). Nested and concurrent pauses (the background snapshot
-    writer) count: the collector is on again when the last one ends, if it was on before."""
+    writer) count: the collector is on again when the last one ends, if it was on before.
+    The young objects (what the pause made, mostly) are then moved to the oldest generation as
+    they stand (``freeze`` then ``unfreeze``: no walk), where a full collection still finds any
+    cycle among them; left young, the first allocation after the pause would walk them all
+    (measured: 0.13–0.18 s at the end of a 30k-event replay, about 4% of it)."""
     global _gc_pauses, _gc_was_enabled
     with _gc_lock:
         if _gc_pauses == 0:
@@ -180,6 +184,8 @@ def paused_gc() -> Iterator[None]:
         with _gc_lock:
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
+                gc.freeze()
+                gc.unfreeze()
                 gc.enable()
 
 

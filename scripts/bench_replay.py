@@ -16,17 +16,23 @@ turns during which a snapshot was being saved — in the turn itself, or by the 
 writer — against the others: the pause a periodic snapshot costs a turn.
 
     python scripts/bench_replay.py [--events 100000] [--tail 1000] [--repeat 3]
-        [--turns 3000] [--encryption on,off] [--out PATH]
+        [--turns 3000] [--encryption on,off] [--profile PATH] [--out PATH]
 
 ``--encryption on,off`` writes and replays two logs, content sealed (the default) and in clear
 (``STRATAGATE_ENCRYPTION=off``), and reports encrypted / clear time per step.
+
+``--profile PATH`` runs one more full replay under cProfile after the timed ones, writes its
+stats to PATH (``pstats``; one file per encryption mode) and reports the shares of the replay
+spent decoding and folding, and the functions that took the most time.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
 import os
+import pstats
 import statistics
 import subprocess
 import sys
@@ -183,6 +189,40 @@ def turn_pauses(turns: int, every: int) -> dict[str, Any]:
     }
 
 
+PROFILED = {"read and decode": "iter_records", "fold": "apply_at"}
+"""The replay's two halves, by the function of ``projections.replay`` that does each."""
+
+
+def profile_replay(store: EventStore, path: str, top: int = 15) -> dict[str, Any]:
+    """One full replay under cProfile: its stats written to ``path``; the shares of the replay's
+    time spent in each of ``PROFILED`` and the ``top`` functions by own time."""
+    profiler = cProfile.Profile()
+    profiler.runcall(replay, store, NAMESPACE)
+    profiler.dump_stats(path)
+    stats: dict[tuple[str, int, str], Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    cumulative = {
+        function: cum
+        for (file, _, function), (_, _, _, cum, _) in stats.items()
+        if Path(file).name == "replay.py"  # projections/replay.py
+    }
+    total = cumulative["replay"]
+    ranked = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)[:top]
+    return {
+        "path": path,
+        "profiled_s": total,
+        "shares": {half: cumulative[name] / total for half, name in PROFILED.items()},
+        "top": [
+            {
+                "function": f"{Path(file).name}:{line}({function})",
+                "calls": calls,
+                "own_s": own,
+                "cumulative_s": cum,
+            }
+            for (file, line, function), (_, calls, own, cum, _) in ranked
+        ],
+    }
+
+
 @dataclass
 class Measured:
     """One log's write time, step timings, sizes and memory."""
@@ -196,6 +236,7 @@ class Measured:
     counts: dict[str, int]
     rss: dict[str, float]
     db_mb: float
+    profile: dict[str, Any] | None
 
 
 def measure(args: argparse.Namespace, encryption: str) -> Measured:
@@ -234,9 +275,16 @@ def measure(args: argparse.Namespace, encryption: str) -> Measured:
                 "event_cards": len(full.events.records),
                 "messages": len(full.search.raw),
             }
+            profile = None
+            if args.profile:
+                stem, suffix = os.path.splitext(args.profile)
+                path = args.profile if len(args.encryption) == 1 else f"{stem}-{encryption}{suffix}"
+                profile = profile_replay(store, path)
         rss = child_rss(database, encryption)
         db_mb = sum(os.path.getsize(os.path.join(tmp, name)) for name in os.listdir(tmp)) / 2**20
-    return Measured(wrote, total, saved, len(snapshot.payload), runs, cpu, counts, rss, db_mb)
+    return Measured(
+        wrote, total, saved, len(snapshot.payload), runs, cpu, counts, rss, db_mb, profile
+    )
 
 
 def main() -> None:
@@ -251,6 +299,7 @@ def main() -> None:
         help="on, off, or on,off: one log each, and the cost of encryption as a ratio",
     )
     parser.add_argument("--turns", type=int, default=3000, help="turns for the pause check")
+    parser.add_argument("--profile", help="write a cProfile of one full replay to this path")
     parser.add_argument("--out", default="bench-results/bench_replay.json")
     parser.add_argument("--rss-of", help=argparse.SUPPRESS)  # child mode: measure_rss(DATABASE)
     args = parser.parse_args()
@@ -317,6 +366,7 @@ def main() -> None:
         encrypted_over_clear=cost,
         encrypted_over_clear_cpu=cpu_cost,
         turn_pauses=pauses,
+        replay_profile={mode: m.profile for mode, m in measured.items()} if args.profile else None,
     )
     print(f"log: {total:,} events ({counts}) in a {first.db_mb:.0f} MiB SQLite file")
     print_table(rows, ["encryption", "step", "median_s", "cpu_median_s", "events_per_s", "runs_s"])
@@ -331,7 +381,16 @@ def main() -> None:
         print("encrypted / clear, CPU: " + ", ".join(f"{k} {v:.3f}x" for k, v in cpu_cost.items()))
     if pauses is not None:
         print_pauses(pauses)
+    for mode, m in measured.items():
+        if m.profile is not None:
+            print_profile(mode, m.profile)
     print(f"wrote {out}")
+
+
+def print_profile(mode: str, profile: dict[str, Any]) -> None:
+    shares = ", ".join(f"{half} {share:.0%}" for half, share in profile["shares"].items())
+    print(f"full replay under cProfile ({mode}): {shares}; stats in {profile['path']}")
+    print_table(profile["top"], ["function", "calls", "own_s", "cumulative_s"])
 
 
 def print_pauses(pauses: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ script works from a fresh clone and that its JSON carries the fields docs/BENCHM
 
 from __future__ import annotations
 
+import pstats
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +56,20 @@ def test_bench_replay_compares_snapshot_with_full_replay(tmp_path: Path) -> None
     assert report["sizes"]["events"] == 3000 and report["sizes"]["messages"] > 0
     assert report["hydrate_speedup"] > 0
     assert report["memory"]["rss_after_mb"] > report["memory"]["rss_before_mb"] > 0
+    assert report["replay_profile"] is None
+
+
+def test_bench_replay_profiles_a_full_replay(tmp_path: Path) -> None:
+    stats = tmp_path / "replay.pstats"
+    argv = ("--events", "1000", "--tail", "100", "--repeat", "1", "--turns", "0")
+    report = bench(tmp_path, "bench_replay", *argv, "--profile", str(stats))
+    profile = report["replay_profile"]["on"]
+    assert profile["path"] == str(stats) and pstats.Stats(str(stats)).total_calls > 0
+    shares = profile["shares"]
+    assert set(shares) == {"read and decode", "fold"} and 0.5 < sum(shares.values()) <= 1.0
+    assert all(share > 0 for share in shares.values()) and len(profile["top"]) == 15
+    own = [row["own_s"] for row in profile["top"]]
+    assert own == sorted(own, reverse=True) and all(row["calls"] > 0 for row in profile["top"])
 
 
 def test_bench_ingest_ingests_and_verifies(tmp_path: Path) -> None:
