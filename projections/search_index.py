@@ -238,10 +238,11 @@ class SearchIndex(ReadModel):
         self._raw_stored: dict[str, Callable[[], Any]] | None = None
         """A restored index's raw-message postings, replies and marks, by snapshot key: parsed
         when first read (``_load_raw``)."""
-        self._pending_raw: list[MessageRow | tuple[MessageRow, ...] | None] = []
+        self._pending_raw: list[MessageRow | str | tuple[MessageRow, ...] | None] = []
         """Turns whose messages are not indexed yet, two entries each: the thread's previous
-        message (or ``None``), then the turn's rows (the blocks model's own tuple). Flat, so a
-        waiting turn adds no object the garbage collector walks. Raw messages are indexed when
+        message (or ``None``; the id of the sealed block it ends when the thread's tail was
+        empty, read when indexed), then the turn's rows (the blocks model's own tuple). Flat,
+        so a waiting turn adds no object the garbage collector walks. Raw messages are indexed when
         first needed — a raw search, a digest, a snapshot — so ingesting pays nothing for
         them."""
         self._participants: Pending[dict[str, set[str]]] = Pending({})
@@ -420,7 +421,7 @@ class SearchIndex(ReadModel):
         nothing: Counter[str] = Counter()
         people = frozenset(self.speakers)  # speakers' names name no thing
         for at in range(0, len(pending), 2):
-            earlier = cast("MessageRow | None", pending[at])
+            earlier = self._earlier_row(cast("MessageRow | str | None", pending[at]))
             rows = cast("tuple[MessageRow, ...]", pending[at + 1])
             first = 1 if earlier is not None else 0
             messages = (earlier, *rows) if earlier is not None else rows
@@ -445,17 +446,29 @@ class SearchIndex(ReadModel):
                     self._raw_next[last] = message.id
                 last = message.id if "?" in text else None
 
-    def _turn_rows(self, event: TurnAppended) -> tuple[MessageRow | None, tuple[MessageRow, ...]]:
-        """The thread's last message before this turn, and the turn's own rows (the blocks
-        model has folded the turn: it is the last of the thread's tail)."""
+    def _earlier_row(self, earlier: MessageRow | str | None) -> MessageRow | None:
+        """A waiting turn's previous message: as folded, or the last of the sealed block whose
+        id was noted (a block's content never changes, and its id is never reused)."""
+        if not isinstance(earlier, str):
+            return earlier
+        assert self._blocks_model is not None, "the search index needs the blocks model"
+        rows = self._blocks_model.blocks[earlier].rows
+        return rows[-1] if rows else None
+
+    def _turn_rows(
+        self, event: TurnAppended
+    ) -> tuple[MessageRow | str | None, tuple[MessageRow, ...]]:
+        """The thread's last message before this turn (the id of the sealed block that ends
+        with it when the tail held no earlier turn: a restored block is built only when a raw
+        search needs it), and the turn's own rows (the blocks model has folded the turn: it is
+        the last of the thread's tail)."""
         assert self._blocks_model is not None, "the search index needs the blocks model"
         thread = self._blocks_model.threads[thread_key(event.thread_id)]
         *earlier, current = thread.tail
         if earlier and earlier[-1].rows:
             return earlier[-1].rows[-1], current.rows
         if thread.block_ids:
-            rows = self._blocks_model.blocks[thread.block_ids[-1]].rows
-            return (rows[-1] if rows else None), current.rows
+            return thread.block_ids[-1], current.rows
         return None, current.rows
 
     # -- queries ----------------------------------------------------------------------------
