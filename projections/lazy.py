@@ -22,6 +22,7 @@ from collections.abc import (
     Sequence,
     ValuesView,
 )
+from itertools import chain, repeat
 from typing import Any, Generic, TypeVar, overload
 
 import orjson
@@ -188,15 +189,14 @@ class LazyMap(MutableMapping[str, V]):
     @classmethod
     def stored(cls, keys: list[str], load: Callable[[int], list[V]]) -> LazyMap[V]:
         """A map of stored rows with these keys; ``load(n)`` builds the values of chunk n."""
-        chunks = [_Unbuilt(n) for n in range((len(keys) + CHUNK_ITEMS - 1) // CHUNK_ITEMS)]
+        chunks = (len(keys) + CHUNK_ITEMS - 1) // CHUNK_ITEMS
         lazy: LazyMap[V] = cls()
-        marks: list[_Unbuilt] = []
-        for chunk in chunks:
-            marks += [chunk] * CHUNK_ITEMS
-        lazy._items = dict(zip(keys, marks[: len(keys)], strict=True))
+        marks = chain.from_iterable(repeat(_Unbuilt(n), CHUNK_ITEMS) for n in range(chunks))
+        # the marks run past the last key (to a whole chunk): zip stops at the keys
+        lazy._items = dict(zip(keys, marks, strict=False))
         lazy._keys = keys
         lazy._load = load
-        lazy._unbuilt = len(chunks)
+        lazy._unbuilt = chunks
         return lazy
 
     def __getitem__(self, key: str) -> V:
