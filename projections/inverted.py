@@ -9,6 +9,10 @@ Layout, for memory: documents get consecutive numbers; a posting is a pair of ``
 numbers, term frequencies); lengths are an ``array`` indexed by doc number. Only a removable
 index remembers each document's distinct terms (to find its postings again); the raw-message
 index never removes, so it does not pay for that.
+
+A restored index may take its postings later (``restore``'s ``postings``): documents, numbers
+and lengths are there at once, and the adds and removals folded before the postings are first
+read wait in order, then are applied to them as they would have been (``_load_postings``).
 """
 
 from __future__ import annotations
@@ -37,8 +41,32 @@ class InvertedIndex:
         self._terms: dict[int, tuple[str, ...]] | None = {}
         """Each document's distinct terms (removable indexes only; ``None`` until needed after a
         restore)."""
-        self.postings: dict[str, tuple[array[int], array[int]]] = {}
+        self._postings: dict[str, tuple[array[int], array[int]]] = {}
+        self._stored: Callable[[], Mapping[str, Any]] | None = None
+        """A restored index's postings, parsed when first read (``postings``)."""
+        self._waiting: list[tuple[int, dict[str, int]] | int] = []
+        """While the postings are stored: each document added since (its number and counts) or
+        removed since (its number), in fold order."""
         self.total_length = 0
+
+    @property
+    def postings(self) -> dict[str, tuple[array[int], array[int]]]:
+        """Term → (doc numbers, tfs), with every document added or removed so far."""
+        if self._stored is not None:
+            self._load_postings()
+        return self._postings
+
+    def _load_postings(self) -> None:
+        """Parse the stored postings, then apply the adds and removals waiting on them."""
+        assert self._stored is not None
+        self._postings = _postings(self._stored())
+        self._stored = None
+        waiting, self._waiting = self._waiting, []
+        for change in waiting:
+            if isinstance(change, int):
+                self._unpost(change)
+            else:
+                self._post(*change)
 
     def __len__(self) -> int:
         return len(self._numbers)
@@ -72,10 +100,18 @@ class InvertedIndex:
         length = sum(counts.values())
         self._lengths.append(length)
         self.total_length += length
+        if self._stored is not None:
+            self._waiting.append((number, dict(counts)))
+        else:
+            self._post(number, counts)
+
+    def _post(self, number: int, counts: Mapping[str, int]) -> None:
+        """Add document ``number``'s term counts (first-occurrence order) to the postings."""
+        postings = self._postings
         for term, tf in counts.items():
-            posting = self.postings.get(term)
+            posting = postings.get(term)
             if posting is None:
-                posting = self.postings[term] = (array("i"), array("i"))
+                posting = postings[term] = (array("i"), array("i"))
             posting[0].append(number)
             posting[1].append(tf)
         if self.removable and self._terms is not None:
@@ -90,19 +126,27 @@ class InvertedIndex:
             raise ValueError("this index never removes documents")
         self.total_length -= self._lengths[number]
         self._lengths[number] = REMOVED
+        if self._stored is not None:
+            self._waiting.append(number)
+        else:
+            self._unpost(number)
+
+    def _unpost(self, number: int) -> None:
+        """Take document ``number`` out of the postings."""
         if self._terms is None:
             self._terms = self._terms_by_document()
-        for term in self._terms.pop(number):
-            docs, tfs = self.postings[term]
+        postings = self._postings
+        for term in self._terms.pop(number, ()):  # a document without terms has none
+            docs, tfs = postings[term]
             at = docs.index(number)
             del docs[at]
             del tfs[at]
             if not docs:
-                del self.postings[term]
+                del postings[term]
 
     def _terms_by_document(self) -> dict[int, tuple[str, ...]]:
         found: dict[int, list[str]] = {}
-        for term, (docs, _) in self.postings.items():
+        for term, (docs, _) in self._postings.items():
             for number in docs:
                 found.setdefault(number, []).append(term)
         return {number: tuple(terms) for number, terms in found.items()}
@@ -194,23 +238,29 @@ class InvertedIndex:
         each term's posting length, then every posting's doc numbers and tfs one after the
         other; numbers count the documents present; arrays are little-endian int32 in base64
         (three decodes restore them all, not two per term)."""
+        documents, postings = self.snapshot_parts()
+        return {**documents, **postings}
+
+    def snapshot_parts(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``snapshot``'s data as two parts: the documents (``docs``, ``lengths``) and the
+        postings (``terms``, ``sizes``, ``postings_docs``, ``postings_tfs``), which a restore
+        can take later."""
         numbers = self._numbers.values()
         lengths, compact = self._lengths, None
         if len(self._ids) != len(self._numbers):  # removals left gaps: renumber
             compact = {number: i for i, number in enumerate(numbers)}
             lengths = array("i", (self._lengths[number] for number in numbers))
-        terms = sorted(self.postings)
+        postings = self.postings
+        terms = sorted(postings)
         sizes, all_docs, all_tfs = array("i"), array("i"), array("i")
         for term in terms:
-            docs, tfs = self.postings[term]
+            docs, tfs = postings[term]
             if compact is not None:
                 docs = array("i", (compact[number] for number in docs))
             sizes.append(len(docs))
             all_docs.extend(docs)
             all_tfs.extend(tfs)
-        return {
-            "docs": list(self._numbers),
-            "lengths": _encode(lengths),
+        return {"docs": list(self._numbers), "lengths": _encode(lengths)}, {
             "terms": terms,
             "sizes": _encode(sizes),
             "postings_docs": _encode(all_docs),
@@ -218,24 +268,41 @@ class InvertedIndex:
         }
 
     @classmethod
-    def restore(cls, data: dict[str, Any], *, removable: bool = True) -> InvertedIndex:
-        """Rebuild an index from a snapshot without re-tokenising anything."""
+    def restore(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        removable: bool = True,
+        postings: Callable[[], Mapping[str, Any]] | None = None,
+    ) -> InvertedIndex:
+        """Rebuild an index from a snapshot without re-tokenising anything; with ``postings``
+        (a call giving ``snapshot_parts``' second part), ``data`` holds the documents only and
+        the postings are parsed when first read."""
         index = cls(removable=removable)
         index._ids = list(data["docs"])
         index._numbers = {doc_id: number for number, doc_id in enumerate(index._ids)}
         index._lengths = _decode(data["lengths"])
         index.total_length = sum(index._lengths)
-        all_docs, all_tfs = _decode(data["postings_docs"]), _decode(data["postings_tfs"])
-        postings = index.postings
-        start = 0
-        for term, size in zip(data["terms"], _decode(data["sizes"]), strict=True):
-            end = start + size
-            postings[term] = (all_docs[start:end], all_tfs[start:end])
-            start = end
-        if start != len(all_docs) or len(all_docs) != len(all_tfs):
-            raise ValueError("the postings arrays do not match their sizes")
         index._terms = None  # rebuilt on the first removal
+        if postings is None:
+            index._postings = _postings(data)
+        else:
+            index._stored = postings
         return index
+
+
+def _postings(data: Mapping[str, Any]) -> dict[str, tuple[array[int], array[int]]]:
+    """Term → (doc numbers, tfs) from ``snapshot_parts``' postings part."""
+    all_docs, all_tfs = _decode(data["postings_docs"]), _decode(data["postings_tfs"])
+    postings = {}
+    start = 0
+    for term, size in zip(data["terms"], _decode(data["sizes"]), strict=True):
+        end = start + size
+        postings[term] = (all_docs[start:end], all_tfs[start:end])
+        start = end
+    if start != len(all_docs) or len(all_docs) != len(all_tfs):
+        raise ValueError("the postings arrays do not match their sizes")
+    return postings
 
 
 def _encode(values: array[int]) -> str:

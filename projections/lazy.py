@@ -4,7 +4,8 @@ A snapshot stores each model's top-level keys as separately compressed sections 
 in chunks of ``CHUNK_ITEMS`` items). A restore gets them as ``Sections``: indexing one
 decompresses and parses it then; ``thunk`` defers that to a later call; ``keyed`` gives a
 list of ``[key, ...]`` rows as a ``LazyMap`` that parses a chunk when one of its keys is
-first read. The whole stored payload is checked against its hash before any of it is used,
+first read; ``Pending`` holds a value restored on first read, with the changes a fold made
+before that applied to it then, in order. The whole stored payload is checked against its hash before any of it is used,
 so a section read later is the one that was saved.
 """
 
@@ -21,7 +22,8 @@ from collections.abc import (
     Sequence,
     ValuesView,
 )
-from typing import Any, TypeVar, overload
+from itertools import chain, repeat
+from typing import Any, Generic, TypeVar, overload
 
 import orjson
 
@@ -187,15 +189,14 @@ class LazyMap(MutableMapping[str, V]):
     @classmethod
     def stored(cls, keys: list[str], load: Callable[[int], list[V]]) -> LazyMap[V]:
         """A map of stored rows with these keys; ``load(n)`` builds the values of chunk n."""
-        chunks = [_Unbuilt(n) for n in range((len(keys) + CHUNK_ITEMS - 1) // CHUNK_ITEMS)]
+        chunks = (len(keys) + CHUNK_ITEMS - 1) // CHUNK_ITEMS
         lazy: LazyMap[V] = cls()
-        marks: list[_Unbuilt] = []
-        for chunk in chunks:
-            marks += [chunk] * CHUNK_ITEMS
-        lazy._items = dict(zip(keys, marks[: len(keys)], strict=True))
+        marks = chain.from_iterable(repeat(_Unbuilt(n), CHUNK_ITEMS) for n in range(chunks))
+        # the marks run past the last key (to a whole chunk): zip stops at the keys
+        lazy._items = dict(zip(keys, marks, strict=False))
         lazy._keys = keys
         lazy._load = load
-        lazy._unbuilt = len(chunks)
+        lazy._unbuilt = chunks
         return lazy
 
     def __getitem__(self, key: str) -> V:
@@ -263,9 +264,46 @@ class LazyMap(MutableMapping[str, V]):
         return self._items.items()
 
 
+class Pending(Generic[T]):
+    """A value, or a stored one restored when first read (``stored``): changes made before that
+    wait, in order, and are then applied to it as they would have been at once."""
+
+    __slots__ = ("_changes", "_load", "_value")
+
+    def __init__(self, value: T) -> None:
+        self._value = value
+        self._load: Callable[[], T] | None = None
+        self._changes: list[tuple[Callable[[T, Any, Any], None], Any, Any]] = []
+
+    @classmethod
+    def stored(cls, load: Callable[[], T]) -> Pending[T]:
+        """A value ``load()`` restores when it is first read."""
+        pending = cls.__new__(cls)
+        pending._load, pending._changes = load, []
+        return pending
+
+    @property
+    def value(self) -> T:
+        """The value, with every change made so far."""
+        if self._load is not None:
+            value = self._load()
+            for change, key, item in self._changes:
+                change(value, key, item)
+            self._value, self._load, self._changes = value, None, []
+        return self._value
+
+    def change(self, change: Callable[[T, Any, Any], None], key: Any, item: Any) -> None:
+        """``change(value, key, item)``, now or, while the value is stored, when it is read."""
+        if self._load is None:
+            change(self._value, key, item)
+        else:
+            self._changes.append((change, key, item))
+
+
 __all__ = [
     "CHUNK_ITEMS",
     "LazyMap",
+    "Pending",
     "Section",
     "Sections",
     "keyed_of",

@@ -7,10 +7,11 @@ block of that thread at once.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Self
 
 from projections.blocks import thread_key
-from projections.read_model import ReadModel, Record, dump_records, handles, load_records
+from projections.read_model import ReadModel, handles
 from stratagate.core.decay import DEFAULT_BLOCK_LAMBDA, decayed_level
 from stratagate.events import (
     BlockLifted,
@@ -19,23 +20,60 @@ from stratagate.events import (
     Recorded,
     SettingsChanged,
 )
-from stratagate.models import LiftSource, UtcDatetime
+from stratagate.models import LiftSource
 
 
-class Pointer(Record):
-    """Where a block's decay is anchored."""
+class Pointer:
+    """Where a block's decay is anchored: a slotted row (one per sealed block)."""
 
-    thread: str
-    anchor_level: int
-    anchor_position: int
-    last_lifted_at: UtcDatetime | None = None
-    last_lift_source: LiftSource | None = None
+    __slots__ = ("anchor_level", "anchor_position", "last_lift_source", "last_lifted_at", "thread")
+
+    def __init__(
+        self,
+        *,
+        thread: str,
+        anchor_level: int,
+        anchor_position: int,
+        last_lifted_at: datetime | None = None,
+        last_lift_source: LiftSource | None = None,
+    ) -> None:
+        self.thread = thread
+        self.anchor_level = anchor_level
+        self.anchor_position = anchor_position
+        self.last_lifted_at = last_lifted_at
+        self.last_lift_source: LiftSource | None = last_lift_source
+
+    def data(self) -> list[Any]:
+        """The snapshot form: the values in ``__init__``'s order, the time as ISO text."""
+        lifted = self.last_lifted_at
+        return [
+            self.thread,
+            self.anchor_level,
+            self.anchor_position,
+            None if lifted is None else lifted.isoformat(),
+            self.last_lift_source,
+        ]
+
+    @classmethod
+    def of(cls, values: list[Any]) -> Pointer:
+        """The inverse of ``data``."""
+        thread, level, position, lifted, source = values
+        return cls(
+            thread=thread,
+            anchor_level=level,
+            anchor_position=position,
+            last_lifted_at=None if lifted is None else datetime.fromisoformat(lifted),
+            last_lift_source=source,
+        )
 
 
 class DecayModel(ReadModel):
     """Block pointers and per-thread latest positions."""
 
     name = "decay"
+    version = 2
+    """2: pointers as slotted rows, snapshotted as ``[block id, *Pointer.data()]`` (a restore
+    built 6,000 pydantic records at 100k events)."""
 
     def __init__(self) -> None:
         self.lambda_ = DEFAULT_BLOCK_LAMBDA
@@ -82,7 +120,7 @@ class DecayModel(ReadModel):
         return {
             "lambda": self.lambda_,
             "latest": dict(sorted(self.latest.items())),
-            "pointers": dump_records(self.pointers, Pointer),
+            "pointers": [[block_id, *p.data()] for block_id, p in self.pointers.items()],
         }
 
     @classmethod
@@ -90,7 +128,7 @@ class DecayModel(ReadModel):
         model = cls()
         model.lambda_ = data["lambda"]
         model.latest = dict(data["latest"])
-        model.pointers = load_records(Pointer, data["pointers"])
+        model.pointers = {row[0]: Pointer.of(row[1:]) for row in data["pointers"]}
         return model
 
 

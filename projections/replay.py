@@ -25,7 +25,7 @@ from stratagate.errors import LogIntegrityError, MasterKeyError, StorageError
 from stratagate.events import Recorded, decode
 from stratagate.store import GENESIS_HASH, EventStore, Snapshot, StoredEvent
 from stratagate.store.chain import row_fault
-from stratagate.store.keys import NamespaceKeys, keys_for
+from stratagate.store.keys import BLOB_MAGIC, NamespaceKeys, keys_for
 from stratagate.timeutil import format_utc, utc_now
 
 PAGE_SIZE = 2000
@@ -230,13 +230,17 @@ def _encode(state: NamespaceState) -> tuple[bytes, str]:
     )
 
 
-def _decode(payload: bytes, digest: str) -> NamespaceState:
+def _decode(payload: bytes, digest: str, *, authenticated: bool = False) -> NamespaceState:
     """The state of a snapshot payload that still has its hash and whose models' digests
     combine to ``digest``; raises ``ValueError`` (or a decoding error) otherwise. Only the
-    header is parsed here: each model takes its sections when it restores (``Sections``)."""
+    header is parsed here: each model takes its sections when it restores (``Sections``).
+    An ``authenticated`` payload (opened from its AES-GCM seal, whose tag covers every byte
+    of it, hash line included) is not hashed again."""
     view = memoryview(payload)
     first = payload.index(b"\n")
-    if hashlib.sha256(view[first + 1 :]).hexdigest().encode() != payload[:first]:
+    if not authenticated and (
+        hashlib.sha256(view[first + 1 :]).hexdigest().encode() != payload[:first]
+    ):
         raise ValueError("snapshot payload no longer has its hash")
     second = payload.index(b"\n", first + 1)
     header = orjson.loads(view[first + 1 : second])
@@ -308,9 +312,10 @@ def restore_snapshot(snapshot: Snapshot, keys: NamespaceKeys) -> NamespaceState 
         return None
     if payload is None:  # its key was destroyed: the snapshot is gone with it
         return None
+    sealed = snapshot.payload.startswith(BLOB_MAGIC)  # opened, so its tag checked out
     try:
         with paused_gc():
-            state = _decode(payload, snapshot.digest)
+            state = _decode(payload, snapshot.digest, authenticated=sealed)
     except (ValueError, KeyError, TypeError, zlib.error, orjson.JSONDecodeError):
         return None
     finally:

@@ -48,7 +48,7 @@ from projections.card_rows import CardRow
 from projections.cards import EventsModel, erased_card_ids, touched_event_ids
 from projections.element_facts import ElementRecord, ElementsModel
 from projections.inverted import InvertedIndex
-from projections.lazy import thunk_of
+from projections.lazy import Pending, thunk_of
 from projections.read_model import ReadModel, handles
 from stratagate.core.category_words import category_members, named_element_types
 from stratagate.core.facts import normalize_name
@@ -223,12 +223,13 @@ class SearchIndex(ReadModel):
     """Three inverted indexes and the structured lookups beside them."""
 
     name = "search"
-    version = 9
+    version = 10
     """2: stemmed terms and a speakers table; 3: element name and type tables; 4: compact
     postings; 5: renamed elements' facts re-indexed in plan order, not hash order; 6: each
     message's reply; 7: each index's postings as three arrays; 8: the self-describing, mostly
-    asking, reporting and listener-directed messages; 9: the messages naming a concrete thing
-    (older snapshots are ignored and replayed)."""
+    asking, reporting and listener-directed messages; 9: the messages naming a concrete thing;
+    10: the event and fact postings apart from their documents, so a restore reads them when
+    first needed (older snapshots are ignored and replayed)."""
 
     def __init__(self) -> None:
         self.events = InvertedIndex()
@@ -237,18 +238,20 @@ class SearchIndex(ReadModel):
         self._raw_stored: dict[str, Callable[[], Any]] | None = None
         """A restored index's raw-message postings, replies and marks, by snapshot key: parsed
         when first read (``_load_raw``)."""
-        self._pending_raw: list[MessageRow | tuple[MessageRow, ...] | None] = []
+        self._pending_raw: list[MessageRow | str | tuple[MessageRow, ...] | None] = []
         """Turns whose messages are not indexed yet, two entries each: the thread's previous
-        message (or ``None``), then the turn's rows (the blocks model's own tuple). Flat, so a
-        waiting turn adds no object the garbage collector walks. Raw messages are indexed when
+        message (or ``None``; the id of the sealed block it ends when the thread's tail was
+        empty, read when indexed), then the turn's rows (the blocks model's own tuple). Flat,
+        so a waiting turn adds no object the garbage collector walks. Raw messages are indexed when
         first needed — a raw search, a digest, a snapshot — so ingesting pays nothing for
         them."""
-        self.participants: dict[str, set[str]] = {}
-        self.speakers: dict[str, set[str]] = {}
+        self._participants: Pending[dict[str, set[str]]] = Pending({})
+        self._speakers: Pending[dict[str, set[str]]] = Pending({})
         self._replies: dict[str, str] = {}
         self._message_marks: dict[str, set[str]] = {name: set() for name in MESSAGE_MARKS}
-        self.event_types: dict[str, set[str]] = {}
-        self.intervals: dict[str, tuple[datetime, datetime]] = {}
+        self._event_types: Pending[dict[str, set[str]]] = Pending({})
+        self._intervals: Pending[dict[str, tuple[datetime, datetime]]] = Pending({})
+        """Those four tables are restored when first read (a tail only adds to them)."""
         self.element_names: dict[str, set[str]] = {}
         """Normalised element name or alias → element ids."""
         self.element_types: dict[str, set[str]] = {}
@@ -257,6 +260,26 @@ class SearchIndex(ReadModel):
         self._events_model: EventsModel | None = None
         self._elements_model: ElementsModel | None = None
         self._blocks_model: BlocksModel | None = None
+
+    @property
+    def participants(self) -> dict[str, set[str]]:
+        """Normalised participant name → events naming that participant."""
+        return self._participants.value
+
+    @property
+    def speakers(self) -> dict[str, set[str]]:
+        """Normalised speaker name → messages that speaker wrote."""
+        return self._speakers.value
+
+    @property
+    def event_types(self) -> dict[str, set[str]]:
+        """Normalised event type → events of that type."""
+        return self._event_types.value
+
+    @property
+    def intervals(self) -> dict[str, tuple[datetime, datetime]]:
+        """Event id → the time interval the event happened in."""
+        return self._intervals.value
 
     def bind(self, models: dict[str, ReadModel]) -> None:
         events, elements, blocks = (
@@ -310,12 +333,12 @@ class SearchIndex(ReadModel):
         temporal = card.temporal
         if temporal is not None:
             for person in temporal.participants:
-                self.participants.setdefault(normalize_name(person), set()).add(card.id)
+                self._participants.change(_add, normalize_name(person), card.id)
             if temporal.event_type:
-                self.event_types.setdefault(normalize_name(temporal.event_type), set()).add(card.id)
+                self._event_types.change(_add, normalize_name(temporal.event_type), card.id)
         interval = _interval(card)
         if interval is not None:
-            self.intervals[card.id] = interval
+            self._intervals.change(_put, card.id, interval)
 
     def _remove_event(self, event_id: str) -> None:
         assert self._events_model is not None
@@ -327,10 +350,10 @@ class SearchIndex(ReadModel):
                 _discard(self._cited_by, message_id, event_id)
         if temporal is not None:
             for person in temporal.participants:
-                _discard(self.participants, normalize_name(person), event_id)
+                self._participants.change(_discard, normalize_name(person), event_id)
             if temporal.event_type:
-                _discard(self.event_types, normalize_name(temporal.event_type), event_id)
-        self.intervals.pop(event_id, None)
+                self._event_types.change(_discard, normalize_name(temporal.event_type), event_id)
+        self._intervals.change(_drop, event_id, None)
 
     @handles(ProjectionCompleted)
     def _projected(self, event: ProjectionCompleted, _: Recorded) -> None:
@@ -358,7 +381,7 @@ class SearchIndex(ReadModel):
         self._pending_raw.extend(self._turn_rows(event))
         for message in event.messages:
             if message.name and message.content.strip():
-                self.speakers.setdefault(normalize_name(message.name), set()).add(message.id)
+                self._speakers.change(_add, normalize_name(message.name), message.id)
 
     @property
     def raw(self) -> InvertedIndex:
@@ -398,7 +421,7 @@ class SearchIndex(ReadModel):
         nothing: Counter[str] = Counter()
         people = frozenset(self.speakers)  # speakers' names name no thing
         for at in range(0, len(pending), 2):
-            earlier = cast("MessageRow | None", pending[at])
+            earlier = self._earlier_row(cast("MessageRow | str | None", pending[at]))
             rows = cast("tuple[MessageRow, ...]", pending[at + 1])
             first = 1 if earlier is not None else 0
             messages = (earlier, *rows) if earlier is not None else rows
@@ -423,17 +446,29 @@ class SearchIndex(ReadModel):
                     self._raw_next[last] = message.id
                 last = message.id if "?" in text else None
 
-    def _turn_rows(self, event: TurnAppended) -> tuple[MessageRow | None, tuple[MessageRow, ...]]:
-        """The thread's last message before this turn, and the turn's own rows (the blocks
-        model has folded the turn: it is the last of the thread's tail)."""
+    def _earlier_row(self, earlier: MessageRow | str | None) -> MessageRow | None:
+        """A waiting turn's previous message: as folded, or the last of the sealed block whose
+        id was noted (a block's content never changes, and its id is never reused)."""
+        if not isinstance(earlier, str):
+            return earlier
+        assert self._blocks_model is not None, "the search index needs the blocks model"
+        rows = self._blocks_model.blocks[earlier].rows
+        return rows[-1] if rows else None
+
+    def _turn_rows(
+        self, event: TurnAppended
+    ) -> tuple[MessageRow | str | None, tuple[MessageRow, ...]]:
+        """The thread's last message before this turn (the id of the sealed block that ends
+        with it when the tail held no earlier turn: a restored block is built only when a raw
+        search needs it), and the turn's own rows (the blocks model has folded the turn: it is
+        the last of the thread's tail)."""
         assert self._blocks_model is not None, "the search index needs the blocks model"
         thread = self._blocks_model.threads[thread_key(event.thread_id)]
         *earlier, current = thread.tail
         if earlier and earlier[-1].rows:
             return earlier[-1].rows[-1], current.rows
         if thread.block_ids:
-            rows = self._blocks_model.blocks[thread.block_ids[-1]].rows
-            return (rows[-1] if rows else None), current.rows
+            return thread.block_ids[-1], current.rows
         return None, current.rows
 
     # -- queries ----------------------------------------------------------------------------
@@ -884,9 +919,13 @@ class SearchIndex(ReadModel):
     # -- snapshots --------------------------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
+        events, event_postings = self.events.snapshot_parts()
+        facts, fact_postings = self.facts.snapshot_parts()
         return {
-            "events": self.events.snapshot(),
-            "facts": self.facts.snapshot(),
+            "events": events,
+            "event_postings": event_postings,
+            "facts": facts,
+            "fact_postings": fact_postings,
             "raw": self.raw.snapshot(),
             "participants": _dump_table(self.participants),
             "speakers": _dump_table(self.speakers),
@@ -904,22 +943,28 @@ class SearchIndex(ReadModel):
     @classmethod
     def restore(cls, data: Mapping[str, Any]) -> Self:
         """The index ``data`` was taken from; its raw-message postings are parsed when first
-        needed, with the replies and marks (``_load_raw``)."""
+        needed, with the replies and marks (``_load_raw``), and so are the event and fact
+        postings and the participant, speaker, type and interval tables."""
         model = cls()
-        model.events = InvertedIndex.restore(data["events"])
-        model.facts = InvertedIndex.restore(data["facts"])
+        model.events = InvertedIndex.restore(
+            data["events"], postings=thunk_of(data, "event_postings")
+        )
+        model.facts = InvertedIndex.restore(data["facts"], postings=thunk_of(data, "fact_postings"))
         model._raw_stored = {"raw": thunk_of(data, "raw")}
         for key in ("raw_next", *MESSAGE_MARKS):  # event_search v1 snapshots lack these
             model._raw_stored[key] = thunk_of(data, key) if key in data else lambda: ()
-        model.participants = {key: set(ids) for key, ids in data["participants"]}
-        model.speakers = {key: set(ids) for key, ids in data["speakers"]}
-        model.event_types = {key: set(ids) for key, ids in data["event_types"]}
+        model._participants = Pending.stored(_table_of(thunk_of(data, "participants")))
+        model._speakers = Pending.stored(_table_of(thunk_of(data, "speakers")))
+        model._event_types = Pending.stored(_table_of(thunk_of(data, "event_types")))
         model.element_names = {key: set(ids) for key, ids in data["element_names"]}
         model.element_types = {key: set(ids) for key, ids in data["element_types"]}
-        model.intervals = {
-            event_id: (datetime.fromisoformat(start), datetime.fromisoformat(end))
-            for event_id, start, end in data["intervals"]
-        }
+        intervals = thunk_of(data, "intervals")
+        model._intervals = Pending.stored(
+            lambda: {
+                event_id: (datetime.fromisoformat(start), datetime.fromisoformat(end))
+                for event_id, start, end in intervals()
+            }
+        )
         return model
 
 
@@ -930,8 +975,9 @@ class EventSearchIndex(SearchIndex):
     does)."""
 
     name = "event_search"
-    version = 2
-    """2: postings as three arrays (as ``search`` v7)."""
+    version = 3
+    """2: postings as three arrays (as ``search`` v7); 3: postings apart from their documents
+    (as ``search`` v10)."""
 
     def _projected(self, event: ProjectionCompleted, recorded: Recorded) -> None:
         """Element facts are not indexed here."""
@@ -952,6 +998,23 @@ def _tie_order(lexical: Sequence[str]) -> TieOrder:
 
 def _dump_table(table: dict[str, set[str]]) -> list[list[Any]]:
     return [[key, sorted(ids)] for key, ids in sorted(table.items())]
+
+
+def _table_of(rows: Callable[[], list[list[Any]]]) -> Callable[[], dict[str, set[str]]]:
+    """A call restoring a table ``_dump_table`` wrote, from a call giving its rows."""
+    return lambda: {key: set(ids) for key, ids in rows()}
+
+
+def _add(table: dict[str, set[str]], key: str, doc_id: str) -> None:
+    table.setdefault(key, set()).add(doc_id)
+
+
+def _put(table: dict[str, Any], key: str, value: Any) -> None:
+    table[key] = value
+
+
+def _drop(table: dict[str, Any], key: str, _: None) -> None:
+    table.pop(key, None)
 
 
 def raw_document(

@@ -65,6 +65,17 @@ def test_the_reply_to_a_matching_question_is_found(memory: StrataGate) -> None:
     }
 
 
+def test_the_reply_to_a_question_that_ended_a_sealed_block_is_found(memory: StrataGate) -> None:
+    """The next turn's first message is the question's reply though the question's block was
+    sealed (and, after a restore, not yet read) when the turn was folded."""
+    memory.append_turn("my garden", "Which city did you move to last spring?")
+    memory.append_turn("Lisbon, and I love it", "lovely")
+    memory.append_turn("city break plans", "none yet")
+    memory.append_turn("city lights", "pretty")
+    hits = memory.search_raw_memory("Which city did Ana move to?", limit=3)
+    assert "Lisbon, and I love it" in [hit.message.content for hit in hits]
+
+
 def test_raw_search_ignores_stop_words_of_the_query(memory: StrataGate) -> None:
     memory.append_turn("What did you do when it was there with them?", "It was what it was.")
     memory.append_turn("I painted a sunset last week", "lovely")

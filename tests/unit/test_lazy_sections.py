@@ -1,5 +1,6 @@
 """Snapshot sections read on first use read as the data they were packed from, and a lazy map
-reads as the dict it stands for, whatever is read, written or removed first."""
+reads as the dict it stands for, whatever is read, written or removed first; a pending value
+reads as the value changed at once."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.lazy import CHUNK_ITEMS, LazyMap, Section, keyed_of, pack, unpack
+from projections.lazy import CHUNK_ITEMS, LazyMap, Pending, Section, keyed_of, pack, unpack
 from projections.read_model import data_digest
 
 scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=8)
@@ -76,3 +77,39 @@ def test_a_lazy_map_reads_as_the_dict_it_stands_for(size: int, ops: list[tuple[s
         assert len(lazy) == len(plain)
     assert len(built) == len(set(built))  # a chunk is built once at most
     assert dict(lazy.items()) == plain
+
+
+def _add(table: dict[str, set[int]], key: str, item: int) -> None:
+    table.setdefault(key, set()).add(item)
+
+
+def _discard(table: dict[str, set[int]], key: str, item: int) -> None:
+    table.get(key, set()).discard(item)
+    if not table.get(key, True):
+        del table[key]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    stored=st.dictionaries(st.sampled_from("abcd"), st.sets(st.integers(0, 5)), max_size=4),
+    changes=st.lists(st.tuples(st.booleans(), st.sampled_from("abcde"), st.integers(0, 5))),
+)
+def test_a_pending_value_reads_as_the_value_changed_at_once(
+    stored: dict[str, set[int]], changes: list[tuple[bool, str, int]]
+) -> None:
+    loads: list[bool] = []
+
+    def load() -> dict[str, set[int]]:
+        loads.append(True)
+        return {key: set(items) for key, items in stored.items()}
+
+    pending = Pending.stored(load)
+    at_once = {key: set(items) for key, items in stored.items()}
+    for add, key, item in changes:
+        pending.change(_add if add else _discard, key, item)
+        (_add if add else _discard)(at_once, key, item)
+    assert not loads  # nothing is restored before it is read
+    assert pending.value == at_once and list(pending.value) == list(at_once)  # order too
+    assert loads == [True]
+    pending.change(_add, "z", 9)  # once read, a change applies at once
+    assert pending.value["z"] == {9} and loads == [True]

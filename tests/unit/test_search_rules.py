@@ -100,6 +100,42 @@ def test_replacing_and_removing_documents_leaves_a_fresh_index(
     assert restored.scores(search_tokens(query)) == index.scores(search_tokens(query))
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    corpus=st.lists(TEXTS, max_size=8),
+    changes=st.lists(st.tuples(st.integers(min_value=0, max_value=9), TEXTS | st.none())),
+    query=TEXTS,
+)
+def test_postings_restored_on_first_read_take_the_changes_made_before(
+    corpus: list[str], changes: list[tuple[int, str | None]], query: str
+) -> None:
+    """Adds, replacements and removals folded before a restored index's postings are read
+    leave it as the index restored at once and changed the same way."""
+    index = InvertedIndex()
+    for i, text in enumerate(corpus):
+        index.add(f"d{i}", search_tokens(text))
+    documents, postings = index.snapshot_parts()
+    read: list[bool] = []
+
+    def stored() -> dict[str, object]:
+        read.append(True)
+        return postings
+
+    waiting = InvertedIndex.restore(documents, postings=stored)
+    at_once = InvertedIndex.restore(index.snapshot())
+    for n, text in changes:
+        for changed in (waiting, at_once):
+            if text is None:
+                changed.remove(f"d{n}")
+            else:
+                changed.add(f"d{n}", search_tokens(text))
+        assert len(waiting) == len(at_once) and waiting.total_length == at_once.total_length
+    assert not read  # nothing above read the postings
+    assert waiting.snapshot() == at_once.snapshot()
+    assert read == [True]
+    assert waiting.scores(search_tokens(query)) == at_once.scores(search_tokens(query))
+
+
 def test_query_tokens_drop_stop_words_by_their_unstemmed_form() -> None:
     assert query_tokens("When did Melanie paint a sunrise?") == ["melani", "paint", "sunris"]
     assert query_tokens("Does Caroline's dog like it?") == ["carolin", "dog", "lik"]
