@@ -52,9 +52,13 @@ class InvertedIndex:
     @property
     def postings(self) -> dict[str, tuple[array[int], array[int]]]:
         """Term → (doc numbers, tfs), with every document added or removed so far."""
+        self.read_stored()
+        return self._postings
+
+    def read_stored(self) -> None:
+        """Parse the stored postings now (if any), applying what waits on them."""
         if self._stored is not None:
             self._load_postings()
-        return self._postings
 
     def _load_postings(self) -> None:
         """Parse the stored postings, then apply the adds and removals waiting on them."""

@@ -285,12 +285,16 @@ class Pending(Generic[T]):
     @property
     def value(self) -> T:
         """The value, with every change made so far."""
+        self.read_stored()
+        return self._value
+
+    def read_stored(self) -> None:
+        """Restore the stored value now (if it still is), applying the changes waiting on it."""
         if self._load is not None:
             value = self._load()
             for change, key, item in self._changes:
                 change(value, key, item)
             self._value, self._load, self._changes = value, None, []
-        return self._value
 
     def change(self, change: Callable[[T, Any, Any], None], key: Any, item: Any) -> None:
         """``change(value, key, item)``, now or, while the value is stored, when it is read."""

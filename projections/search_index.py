@@ -308,6 +308,12 @@ class SearchIndex(ReadModel):
     @handles(ThreadErased, EventErased, NamespaceErased)
     def _erased(self, event: ThreadErased | EventErased | NamespaceErased, _: Recorded) -> None:
         assert self._events_model is not None
+        # What a restore left stored is read first, so the erased cards' terms and names
+        # leave memory with this erasure instead of waiting among the changes until a search
+        # reads them (erasures are rare; the read is what a first search would pay).
+        self.events.read_stored()
+        for table in (self._participants, self._speakers, self._event_types, self._intervals):
+            table.read_stored()
         self._sync_events(erased_card_ids(event, self._events_model.records))
 
     @handles(ExternalImportUndone)

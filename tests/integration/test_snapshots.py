@@ -165,3 +165,32 @@ def test_a_tail_folded_before_the_event_index_is_read_reads_as_the_replay(databa
                 query, limit=5, filters=filters
             ) == replayed.search.search_events(query, limit=5, filters=filters)
         assert state.digests() == replayed.digests()
+
+
+def test_an_erasure_after_a_restore_leaves_no_waiting_terms_of_the_erased_card(
+    database: str,
+) -> None:
+    """A card added and erased while the restored event postings and tables are still unread:
+    its terms and names leave memory with the erasure, not when a search first reads them."""
+    with open_event_store(database) as store:
+        save_snapshot(store, replay(store, "default"), KEY)
+    with StrataGate.open(
+        database, "default", block_turn_size=2, summarizer="offline", extractor="offline"
+    ) as memory:
+        search = memory._runtime.live.state.search
+        assert search.events._stored is not None  # restored, not yet read
+        block = memory.list_events()[0].source_block_id
+        card = memory.add_event(
+            {
+                "title": "Mallory fed the zebrafinch",
+                "summary": "Mallory fed the zebrafinch at noon.",
+                "source_block_id": block,
+                "temporal": {"participants": ["Mallory"], "event_type": "feeding"},
+            }
+        )
+        memory.erase_event(card.id, reason="asked to")
+        waiting = [change for change in search.events._waiting if isinstance(change, tuple)]
+        assert not [counts for _, counts in waiting if "zebrafinch" in counts]
+        tables = (search._participants, search._event_types)
+        assert not [c for table in tables for c in table._changes if c[1] in ("mallory", "feeding")]
+        assert "zebrafinch" not in search.events.postings
