@@ -215,9 +215,14 @@ _last_digest: tuple[str | None, tuple[MessageData, ...], str] | None = None
 identity) and the digest."""
 
 
-def _remember_digest(entry: tuple[str | None, tuple[MessageData, ...], str]) -> None:
+def _remember_digest(entry: tuple[str | None, tuple[MessageData, ...], str] | None) -> None:
     global _last_digest
     _last_digest = entry
+
+
+def forget_turn_digest() -> None:
+    """Drop the remembered digest and the messages it holds (an erasure leaves no copy)."""
+    _remember_digest(None)
 
 
 class BlocksModel(ReadModel):
@@ -562,6 +567,7 @@ __all__ = [
     "MessageRow",
     "TailTurn",
     "ThreadRecord",
+    "forget_turn_digest",
     "message_row",
     "messages_of_rows",
     "thread_key",

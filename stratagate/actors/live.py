@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from projections.blocks import thread_key
+from projections.blocks import forget_turn_digest, thread_key
 from projections.replay import PAGE_SIZE, apply_at, decode_at, hydrate, save_snapshot
 from projections.state import NamespaceState
 from stratagate.actors.snapshot_writer import SnapshotWriter
@@ -113,6 +113,7 @@ class LiveState:
         erasure: the erased content now reads redacted, and no copy of it stays here)."""
         self.snapshots.fence()
         self.keys.forget()
+        forget_turn_digest()
         self._hydrate()
 
     def version(self, stream: str) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import projections.blocks as blocks
 from projections.replay import replay
 from stratagate import StrataGate
 from stratagate.errors import MasterKeyError, UnknownIdError
@@ -283,3 +284,15 @@ def memory_key_ids(database: Path) -> list[str]:
 
     with sqlite3.connect(database) as conn:
         return [row[0] for row in conn.execute("SELECT key_id FROM stratagate_keys")]
+
+
+def test_no_remembered_turn_digest_holds_an_erased_turn(tmp_path: Path) -> None:
+    """The receipt digest's memo (the last turn's messages) is dropped by an erasure: the erased
+    turn, the last one appended, is not kept in this process by it."""
+    with StrataGate.open(tmp_path / "memory.db", "memo", **options()) as memory:
+        fill(memory)
+        memory.append_turn(f"the last word is {SECRET}", "noted", thread_id="secret")
+        memory.erase_thread("secret", reason="request 43")
+        remembered = blocks._last_digest
+        texts = [] if remembered is None else [m.content for m in remembered[1]]
+        assert not [text for text in texts if SECRET in text]
