@@ -117,17 +117,13 @@ class InlineRuntime:
         return self.store.taking_turns(self.live.namespace)
 
     def deliver(self, message: Message[Any]) -> Any:
-        """Hand one message to its handler, serialised with every other delivery; a derived
-        stage with nothing to do answers ``[]`` without being delivered (``_idle``)."""
+        """Hand one message to its handler, serialised with every other delivery (a derived
+        stage with nothing to do is not delivered: ``pipeline.run_stage`` asks ``idle``)."""
         handler = self._handlers[handler_of(message)]
         stage = type(message) in STAGES
         with self._lock:
-            if stage and self._idle(message):
-                self.skipped_stages += 1
-                result: Any = []  # what the stage would answer, finding nothing to do
-            else:
-                result = handler.handle(message)
-            if stage:  # it ran to its end, or would have found nothing: settled here
+            result = handler.handle(message)
+            if stage:  # it ran to its end: settled here
                 self._settled[type(message)] = (self.live.generation, self.live.state.position)
             return result
 

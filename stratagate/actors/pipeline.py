@@ -172,7 +172,10 @@ def deliver_command(run: Runner, message: Message[Any]) -> Any:
 
 def run_stage(run: Runner, stage: Message[Any]) -> Any:
     """Deliver a derived stage, run again after conflicts; when other writers keep winning, they
-    are doing the work: nothing is reported (an empty result)."""
+    are doing the work: nothing is reported (an empty result). A stage the runner knows has
+    nothing to do (``Runner.idle``) is answered ``[]`` without a delivery."""
+    if run.idle(stage):
+        return []
     try:
         return retrying_stale(
             lambda: run.deliver(stage),
@@ -190,9 +193,7 @@ def _follow(run: Runner, processing: Processing, stages: Sequence[Message[Any]])
         run.start(stages)
     if processing != "wait":
         return [], [], []
-    sealed, events, elements = (
-        [] if run.idle(stage) else run_stage(run, stage) for stage in stages
-    )
+    sealed, events, elements = (run_stage(run, stage) for stage in stages)
     return sealed, events, elements
 
 
