@@ -3,16 +3,11 @@ imports (it starts inside a memory's first open on a fresh cluster)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 
 from stratagate.actors.ray_pool import least_busy, pack, unpack
 from stratagate.options import MemoryOptions
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.fresh_python import printed_by
 
 
 def test_a_started_host_serves_before_an_idler_one_still_starting() -> None:
@@ -44,9 +39,4 @@ print(sorted(name for name in heavy if name in sys.modules))
 
 
 def test_the_directorys_module_loads_no_role_message_or_model() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", CODE], capture_output=True, text=True, env=env, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["[]"]
+    assert printed_by(CODE).split() == ["[]"]
