@@ -14,12 +14,13 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from projections.blocks import turn_digest
+from stratagate.actors.extractor import added_by_caller, batch_job, batch_job_id
 from stratagate.actors.sealer import stored_messages
 from stratagate.core.arguments import check_argument
 from stratagate.errors import InvalidInputError
-from stratagate.events import SettingsChanged, canonical_json
+from stratagate.events import EventAdded, ProjectionQueued, SettingsChanged, canonical_json
 from stratagate.events.codec import encode_all
-from stratagate.events.payloads import MessageData
+from stratagate.events.payloads import CardData, MessageData
 from stratagate.models import RawMessage, ToolTrace, trusted
 from stratagate.options import new_id
 from stratagate.store.keys import DataCipher, _hmac, _hmac_states, canonical_text
@@ -173,6 +174,34 @@ def test_default_ids_are_random_version_4_uuids(prefix: str) -> None:
         assert head == prefix and parsed.hex == digits
         assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
     assert {value[-1] for value in ids} == set("0123456789abcdef")  # every bit varies
+
+
+def test_a_callers_card_events_are_the_validated_ones() -> None:
+    """``add_events`` builds its ``EventAdded`` and job without validating them again: they
+    equal, field for field and in their stored text, what validation makes."""
+    at = datetime(2026, 5, 1, 12, 30, tzinfo=UTC)
+    card = CardData.model_validate(
+        {
+            "id": "evt_1",
+            "title": "a title",
+            "summary": "a summary",
+            "source_block_id": "blk_1",
+            "temporal": {"mentioned_at": "2026-05-01T12:00:00.000000Z"},
+            "created_at": at,
+            "updated_at": at,
+        }
+    )
+    added, job = added_by_caller(card, at), batch_job(["evt_1", "evt_2"], at)
+    expected_added = EventAdded(event=card, origin="manual", at=at)
+    expected_job = ProjectionQueued(
+        job_id=batch_job_id("evt_1"), source_event_ids=["evt_1", "evt_2"], at=at
+    )
+    for fast, slow in ((added, expected_added), (job, expected_job)):
+        assert fast == slow
+        assert list(fast.__dict__) == list(type(slow).model_fields)
+        assert encode_all([fast], ["r:0"], None)[0] == encode_all([slow], ["r:0"], None)[0]
+    with pytest.raises(ValueError, match="at least one card"):
+        batch_job([], at)
 
 
 def uncached_digest(thread_id: str | None, messages: list[MessageData]) -> str:
