@@ -130,13 +130,17 @@ class TemporalRow:
         """The field values in the model's field order, lists as lists (the model's and the
         snapshot's form)."""
         return {
-            name: list(getattr(self, name)) if name in self.LISTS else getattr(self, name)
-            for name in EventTemporal.model_fields
+            name: list(getattr(self, name)) if listed else getattr(self, name)
+            for name, listed in _TEMPORAL_ORDER
         }
 
     def model(self) -> EventTemporal:
         """The API's ``EventTemporal`` (no validation: the values came validated)."""
         return built(EventTemporal, self.data())
+
+
+_TEMPORAL_ORDER = tuple((name, name in TemporalRow.LISTS) for name in EventTemporal.model_fields)
+"""``EventTemporal``'s fields in order, each with whether its row holds it as a tuple."""
 
 
 class CardRow:

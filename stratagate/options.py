@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-import uuid
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -19,9 +19,16 @@ DEFAULT_BLOCK_TURN_SIZE = 12
 RAY_LOG_LEVELS = ("error", "warning", "info", "debug")
 
 
+_UUID4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
+"""The variant and version bits ``uuid.uuid4`` sets on 128 random bits (RFC 4122, version 4)."""
+
+
 def new_id(prefix: str) -> str:
-    """The default id factory: ``<prefix>_<32 hex digits>`` from a random UUID."""
-    return f"{prefix}_{uuid.uuid4().hex}"
+    """The default id factory: ``<prefix>_<32 hex digits>``, a random UUID's ``hex`` (version
+    4, as ``uuid.uuid4`` makes it, without building the ``UUID`` object: half the cost)."""
+    bits = int.from_bytes(os.urandom(16), "big") & _UUID4_CLEAR | _UUID4_SET
+    return f"{prefix}_{bits:032x}"
 
 
 @dataclass(frozen=True)

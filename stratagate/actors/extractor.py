@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from projections.cards import EventRecord
-from projections.shared import share_fields_set
+from projections.shared import built, share_fields_set
 from stratagate.actors.role import Role, Taken, error_text, handles
 from stratagate.callbacks import invoke, is_local, validate_output
 from stratagate.core.ingest import DecidedItem, ImportDecision, decide_import
@@ -66,6 +66,23 @@ def batch_job_id(first_card_id: str) -> str:
     after its first card (ids are unique in a namespace), so it needs no id from the factory,
     whose copy in another process (the projector's) could draw the same one."""
     return "proj_" + hashlib.sha256(first_card_id.encode()).hexdigest()
+
+
+def added_by_caller(card: CardData, at: datetime) -> EventAdded:
+    """The ``EventAdded`` of a caller's card, built from values already validated (the card
+    once, in its stored form; ``at`` from the options' clock, aware UTC) without a second
+    pass of pydantic over the card (an ``add_events`` batch's share one field-name set)."""
+    values = {"type": "EventAdded", "at": at, "event": card, "origin": "manual"}
+    return built(EventAdded, {**values, "import_batch_id": None})
+
+
+def batch_job(card_ids: list[str], at: datetime) -> ProjectionQueued:
+    """The one projection job of an ``add_events`` batch (``batch_job_id``), built from
+    validated values: the cards' ids, at least one, and the options' clock."""
+    if not card_ids:
+        raise ValueError("a projection job needs at least one card")
+    values = {"type": "ProjectionQueued", "at": at, "job_id": batch_job_id(card_ids[0])}
+    return built(ProjectionQueued, {**values, "source_event_ids": card_ids})
 
 
 D = TypeVar("D", bound=Data)
@@ -308,13 +325,9 @@ class Extractor(Role):
                 )
             )
         ids = [card.id for card in cards]
-        events: list[DomainEvent] = []
-        for card in cards:
-            events.append(EventAdded(event=card, origin="manual", at=now))
-            if batch:
-                share_fields_set(events[-1])
+        events: list[DomainEvent] = [added_by_caller(card, now) for card in cards]
         events += self._supersessions(cards, now)
-        events.append(ProjectionQueued(job_id=batch_job_id(ids[0]), source_event_ids=ids, at=now))
+        events.append(batch_job(ids, now))
         self._append(*events)
         del cards, events  # folded: the returned cards are read back, not held twice meanwhile
         return [self.view.get_event(card_id) for card_id in ids]

@@ -261,6 +261,8 @@ class LiveState:
         snapshot (so a snapshot's cost per event stays constant and a restart folds at most
         a third of the log), ask the background writer for a snapshot: the turn never
         serialises the state nor waits for a write."""
+        if not self.snapshot_every:  # snapshots off (an in-memory namespace): nothing to ask
+            return
         if self._origin is None:  # a new namespace: the rows before it are other namespaces'
             self._origin = self.state.position - 1
         since = max(self.snapshot_position, self._requested_at, self._origin)

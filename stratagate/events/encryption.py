@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from stratagate.errors import LogIntegrityError
-from stratagate.events.content_fields import CONTENT, field_slots, objects_at
+from stratagate.events.content_fields import CONTENT, Group, Path, field_slots, objects_at
 from stratagate.store.keys import DataCipher, NamespaceKeys, canonical_text
 
 ENVELOPE = "$enc"
@@ -31,31 +31,45 @@ _INDEX = ',"i":'
 
 def encrypt_content(keys: NamespaceKeys, payloads: Iterable[tuple[str, dict[str, Any]]]) -> None:
     """Encrypt the content fields of each ``(event_type, data)`` in place."""
-    todo = [(CONTENT[kind], data) for kind, data in payloads if kind in CONTENT]
+    todo = [(_PLANS[kind], data) for kind, data in payloads if kind in _PLANS]
     if not todo or not keys.encrypt:
         return
     with keys.lock:
-        for groups, data in todo:
+        for plan, data in todo:
             encrypted: dict[str, tuple[DataCipher, list[Any]]] = {}
-            for group in groups:
+            for group, slots in plan:
                 for obj in objects_at(data, group.at):
-                    name = group.scope(data, obj)
-                    for path in group.fields:
-                        slot = field_slots(obj, path)
-                        if slot is None:
+                    entry = None
+                    for parents, field in slots:
+                        holder: Any = obj
+                        for step in parents:
+                            holder = holder.get(step) if isinstance(holder, dict) else None
+                        if not isinstance(holder, dict):
                             continue
-                        entry = encrypted.get(name)
+                        value = holder.get(field)
+                        if value is None:
+                            continue
                         if entry is None:
-                            entry = encrypted[name] = (keys.cipher(name), [])
+                            name = group.scope(data, obj)
+                            entry = encrypted.get(name)
+                            if entry is None:
+                                entry = encrypted[name] = (keys.cipher(name), [])
                         cipher, values = entry
-                        holder, field = slot
-                        values.append(holder[field])
+                        values.append(value)
                         holder[field] = {ENVELOPE: cipher.key_id, "i": len(values) - 1}
             if encrypted:
                 data[ENCRYPTED] = {
                     cipher.key_id: cipher.encrypt(values) for cipher, values in encrypted.values()
                 }
         keys.flush()
+
+
+_PLANS: dict[str, tuple[tuple[Group, tuple[tuple[Path, str], ...]], ...]] = {
+    kind: tuple((group, tuple((path[:-1], path[-1]) for path in group.fields)) for group in groups)
+    for kind, groups in CONTENT.items()
+}
+"""Per event type, its content groups with each field path split into the steps to the
+object holding the field and the field's name, once (``field_slots`` does it per call)."""
 
 
 def is_encrypted(payload: str | bytes) -> bool:

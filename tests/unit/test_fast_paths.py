@@ -5,22 +5,25 @@ from __future__ import annotations
 import binascii
 import hashlib
 import hmac
+import uuid
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from projections.blocks import turn_digest
+from stratagate.actors.extractor import added_by_caller, batch_job, batch_job_id
 from stratagate.actors.sealer import stored_messages
 from stratagate.core.arguments import check_argument
 from stratagate.errors import InvalidInputError
-from stratagate.events import SettingsChanged, canonical_json
+from stratagate.events import EventAdded, ProjectionQueued, SettingsChanged, canonical_json
 from stratagate.events.codec import encode_all
-from stratagate.events.payloads import MessageData
+from stratagate.events.payloads import CardData, MessageData
 from stratagate.models import RawMessage, ToolTrace, trusted
-from stratagate.store.keys import DataCipher, canonical_text
+from stratagate.options import new_id
+from stratagate.store.keys import DataCipher, _hmac, _hmac_states, canonical_text
 from stratagate.store.records import EncodedEvent, NewEvent
 from stratagate.store.validation import check_batch, check_name
 from stratagate.timeutil import STRFTIME_UTC, ensure_utc, format_utc
@@ -147,6 +150,58 @@ def test_the_synthetic_nonce_is_the_hmac_of_the_values(values: list[object]) -> 
     expected = hmac.digest(nonce_key, plaintext, "sha256")[:12]
     assert binascii.a2b_base64(text)[:12] == expected
     assert DataCipher("thread:t@1", material).open(text) == values
+
+
+@given(st.binary(max_size=100), st.binary(max_size=200))
+@example(b"", b"")
+@example(bytes(range(64)), b"a block's length")
+@example(bytes(range(65)), b"one past it")
+def test_the_hand_built_hmac_is_the_hmac_module_s(key: bytes, message: bytes) -> None:
+    """The ciphers' HMAC-SHA256 from two ``hashlib`` states equals ``hmac``'s, for keys
+    shorter than, equal to and longer than SHA-256's block."""
+    assert _hmac(_hmac_states(key), message) == hmac.digest(key, message, "sha256")
+
+
+@pytest.mark.parametrize("prefix", ["evt", "msg", "blk"])
+def test_default_ids_are_random_version_4_uuids(prefix: str) -> None:
+    """``new_id`` without the ``UUID`` object still gives ``<prefix>_`` and a version 4
+    (RFC 4122 variant) UUID's 32 hex digits, each id its own."""
+    ids = [new_id(prefix) for _ in range(2000)]
+    assert len(set(ids)) == len(ids)
+    for value in ids:
+        head, _, digits = value.partition("_")
+        parsed = uuid.UUID(hex=digits)
+        assert head == prefix and parsed.hex == digits
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
+    assert {value[-1] for value in ids} == set("0123456789abcdef")  # every bit varies
+
+
+def test_a_callers_card_events_are_the_validated_ones() -> None:
+    """``add_events`` builds its ``EventAdded`` and job without validating them again: they
+    equal, field for field and in their stored text, what validation makes."""
+    at = datetime(2026, 5, 1, 12, 30, tzinfo=UTC)
+    card = CardData.model_validate(
+        {
+            "id": "evt_1",
+            "title": "a title",
+            "summary": "a summary",
+            "source_block_id": "blk_1",
+            "temporal": {"mentioned_at": "2026-05-01T12:00:00.000000Z"},
+            "created_at": at,
+            "updated_at": at,
+        }
+    )
+    added, job = added_by_caller(card, at), batch_job(["evt_1", "evt_2"], at)
+    expected_added = EventAdded(event=card, origin="manual", at=at)
+    expected_job = ProjectionQueued(
+        job_id=batch_job_id("evt_1"), source_event_ids=["evt_1", "evt_2"], at=at
+    )
+    for fast, slow in ((added, expected_added), (job, expected_job)):
+        assert fast == slow
+        assert list(fast.__dict__) == list(type(slow).model_fields)
+        assert encode_all([fast], ["r:0"], None)[0] == encode_all([slow], ["r:0"], None)[0]
+    with pytest.raises(ValueError, match="at least one card"):
+        batch_job([], at)
 
 
 def uncached_digest(thread_id: str | None, messages: list[MessageData]) -> str:
