@@ -76,3 +76,21 @@ def test_one_checkpoint_at_a_time_and_a_failure_is_logged(
     assert "disk gone" in caplog.text
     checkpointer.committed(large=True)  # closed: nothing starts
     assert calls == [1]
+
+
+def test_the_log_starts_over_while_a_writer_keeps_appending(tmp_path: Path) -> None:
+    """Each background run copies the whole log, the last commits inside the writers' queue,
+    so the next commit starts the log over and overwrites the file in place. A run that only
+    copied what was there when it began never caught up with a writer appending meanwhile,
+    and the log grew by every commit's pages for as long as the writer wrote."""
+    database = tmp_path / "log.db"
+    wal = Path(f"{database}-wal")
+    with open_event_store(str(database)) as store:
+        assert isinstance(store, SqlEventStore) and store._checkpoints is not None
+        store._checkpoints.every = 20
+        append_many(store, 400)  # about 8 pages of log each: 13 MB if it never started over
+        grown = wal.stat().st_size
+        store._checkpoints.close()
+        assert store._checkpoints.done >= 5
+        assert grown < 400 * 4096 * 8 // 4
+        assert len(store.read("ns")) == 400
