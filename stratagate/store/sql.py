@@ -37,7 +37,7 @@ from stratagate.errors import (
 )
 from stratagate.store import schema
 from stratagate.store.chain import ChainCheck, check_chain, rechain, seal_batch
-from stratagate.store.checkpoints import Checkpointer, passive_checkpoint
+from stratagate.store.checkpoints import Checkpointer, checkpoint_whole
 from stratagate.store.engines import (
     SQLITE_SYNCHRONOUS,
     WRITE_OPTION,
@@ -897,12 +897,13 @@ class SqlEventStore:
             self._checkpoints.committed(large=large)
 
     def _passive_checkpoint(self) -> None:
-        """A passive checkpoint on a connection of the pool (not the writer's: it runs beside
-        the appends), in the checkpointer's thread."""
+        """Passive checkpoints of the whole log on a connection of the pool (not the
+        writer's: it runs beside the appends), in the checkpointer's thread."""
+        assert self._writers is not None
         with self.engine.connect() as conn:
             raw = conn.connection.dbapi_connection
             assert isinstance(raw, sqlite3.Connection)
-            passive_checkpoint(raw)
+            checkpoint_whole(raw, self._writers.turn)
 
 
 class _Run:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from stratagate.store import checkpoints
 from stratagate.store.checkpoints import Checkpointer
 from stratagate.store.records import NewEvent
 from stratagate.store.sql import SqlEventStore, open_event_store
@@ -76,3 +77,38 @@ def test_one_checkpoint_at_a_time_and_a_failure_is_logged(
     assert "disk gone" in caplog.text
     checkpointer.committed(large=True)  # closed: nothing starts
     assert calls == [1]
+
+
+def grown_log(tmp_path: Path) -> int:
+    """The log's size after 400 appends (about 8 pages of log each: 13 MB if it never
+    started over), with a background checkpoint every 20 commits."""
+    database = tmp_path / "log.db"
+    with open_event_store(str(database)) as store:
+        assert isinstance(store, SqlEventStore) and store._checkpoints is not None
+        store._checkpoints.every = 20
+        append_many(store, 400)
+        grown = Path(f"{database}-wal").stat().st_size
+        store._checkpoints.close()
+        assert store._checkpoints.done >= 5
+        assert len(store.read("ns")) == 400
+    return grown
+
+
+def test_the_log_starts_over_while_a_writer_keeps_appending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each background run copies the whole log, the last commits inside the writers' queue,
+    so the next commit starts the log over and overwrites the file in place. A run that only
+    copied what was there when it began never caught up with a writer appending meanwhile,
+    and the log grew by every commit's pages for as long as the writer wrote."""
+    monkeypatch.setattr(checkpoints, "RESTART_BUDGET_S", 60.0)  # however slow the disk is
+    assert grown_log(tmp_path) < 400 * 4096 * 8 // 4
+
+
+def test_a_slow_disk_keeps_the_writers_out_of_the_last_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the pass beside the writers took longer than the budget, the last pass, which the
+    appends would wait for, is not run: the log goes on growing until the disk answers."""
+    monkeypatch.setattr(checkpoints, "RESTART_BUDGET_S", 0.0)
+    assert grown_log(tmp_path) > 400 * 4096 * 8 // 2
