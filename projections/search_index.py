@@ -182,6 +182,10 @@ def _happened_text(happened_start: str | None, happened_end: str | None) -> str:
     return " ".join(dict.fromkeys(parts))
 
 
+_name_key = functools.lru_cache(maxsize=4096)(normalize_name)
+"""``normalize_name`` through a memo: the fold keys every message by its speaker's name and
+every card by its participants' and type's, a few names repeated thousands of times."""
+
 _bounds = functools.lru_cache(maxsize=1024)(partial_bounds)
 """``partial_bounds`` through a memo: the cards of a conversation share a few dates."""
 
@@ -391,9 +395,9 @@ class SearchIndex(ReadModel):
         temporal = card.temporal
         if temporal is not None:
             for person in temporal.participants:
-                self._participants.change(_add, normalize_name(person), card.id)
+                self._participants.change(_add, _name_key(person), card.id)
             if temporal.event_type:
-                self._event_types.change(_add, normalize_name(temporal.event_type), card.id)
+                self._event_types.change(_add, _name_key(temporal.event_type), card.id)
         interval = _interval(card)
         if interval is not None:
             self._intervals.change(_put, card.id, interval)
@@ -409,9 +413,9 @@ class SearchIndex(ReadModel):
                 _discard(self._cited_by, message_id, event_id)
         if temporal is not None:
             for person in temporal.participants:
-                self._participants.change(_discard, normalize_name(person), event_id)
+                self._participants.change(_discard, _name_key(person), event_id)
             if temporal.event_type:
-                self._event_types.change(_discard, normalize_name(temporal.event_type), event_id)
+                self._event_types.change(_discard, _name_key(temporal.event_type), event_id)
         self._intervals.change(_drop, event_id, None)
 
     @handles(ProjectionCompleted)
@@ -440,7 +444,7 @@ class SearchIndex(ReadModel):
         self._pending_raw.extend(self._turn_rows(event))
         for message in event.messages:
             if message.name and message.content.strip():
-                self._speakers.change(_add, normalize_name(message.name), message.id)
+                self._speakers.change(_add, _name_key(message.name), message.id)
 
     @property
     def raw(self) -> InvertedIndex:
