@@ -63,6 +63,7 @@ from stratagate.core.search_text import (
     normalize_search_text,
     query_tokens,
     search_tokens,
+    stem,
     weighted_tokens,
     word_tokens,
 )
@@ -215,7 +216,8 @@ def event_counts(card: EventCard | CardRow) -> dict[str, int]:
     get = counts.get
     for text, weight in event_document(card):
         if text and weight:
-            for term in _field_tokens(text) if len(text) <= SHORT_FIELD else search_tokens(text):
+            terms = _field_terms(text) if len(text) <= SHORT_FIELD else map(stem, word_tokens(text))
+            for term in terms:  # search_tokens(text), without its list
                 counts[term] = get(term, 0) + weight
     return counts
 
@@ -226,7 +228,7 @@ and happened dates repeat from card to card; titles and summaries rarely do."""
 
 
 @functools.lru_cache(maxsize=4096)
-def _field_tokens(text: str) -> tuple[str, ...]:
+def _field_terms(text: str) -> tuple[str, ...]:
     return tuple(search_tokens(text))
 
 
