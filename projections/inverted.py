@@ -116,8 +116,9 @@ class InvertedIndex:
             posting = postings.get(term)
             if posting is None:
                 posting = postings[term] = (array("i"), array("i"))
-            posting[0].append(number)
-            posting[1].append(tf)
+            docs, tfs = posting
+            docs.append(number)
+            tfs.append(tf)
         if self.removable and self._terms is not None:
             self._terms[number] = tuple(counts)
 

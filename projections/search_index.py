@@ -63,6 +63,7 @@ from stratagate.core.search_text import (
     normalize_search_text,
     query_tokens,
     search_tokens,
+    stem,
     weighted_tokens,
     word_tokens,
 )
@@ -167,14 +168,27 @@ def happened_text(card: EventCard | CardRow) -> str:
     temporal = card.temporal
     if temporal is None:
         return ""
+    return _happened_text(temporal.happened_start, temporal.happened_end)
+
+
+@functools.lru_cache(maxsize=1024)
+def _happened_text(happened_start: str | None, happened_end: str | None) -> str:
     parts: list[str] = []
-    for value in (temporal.happened_start, temporal.happened_end):
+    for value in (happened_start, happened_end):
         if not value:
             continue
-        start, _ = partial_bounds(value)
+        start, _ = _bounds(value)
         parts.append(value)
         parts.append(start.strftime("%B %Y"))
     return " ".join(dict.fromkeys(parts))
+
+
+_name_key = functools.lru_cache(maxsize=4096)(normalize_name)
+"""``normalize_name`` through a memo: the fold keys every message by its speaker's name and
+every card by its participants' and type's, a few names repeated thousands of times."""
+
+_bounds = functools.lru_cache(maxsize=1024)(partial_bounds)
+"""``partial_bounds`` through a memo: the cards of a conversation share a few dates."""
 
 
 def event_document(card: EventCard | CardRow) -> list[tuple[str, int]]:
@@ -192,6 +206,30 @@ def event_document(card: EventCard | CardRow) -> list[tuple[str, int]]:
         ((temporal.original_text or "") if temporal else "", w["original_text"]),
         (happened_text(card), w["happened"]),
     ]
+
+
+def event_counts(card: EventCard | CardRow) -> dict[str, int]:
+    """An event card's term frequencies, in first-occurrence order: what
+    ``Counter(weighted_tokens(event_document(card)))`` gives, counted without the weighted
+    list, and with the short fields cards repeat (participants, type, dates) tokenised once."""
+    counts: dict[str, int] = {}
+    get = counts.get
+    for text, weight in event_document(card):
+        if text and weight:
+            terms = _field_terms(text) if len(text) <= SHORT_FIELD else map(stem, word_tokens(text))
+            for term in terms:  # search_tokens(text), without its list
+                counts[term] = get(term, 0) + weight
+    return counts
+
+
+SHORT_FIELD = 64
+"""Fields up to this many characters are tokenised through a memo: participants, event types
+and happened dates repeat from card to card; titles and summaries rarely do."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _field_terms(text: str) -> tuple[str, ...]:
+    return tuple(search_tokens(text))
 
 
 def fact_document(element: ElementRecord, fact: ElementFact | FactData) -> list[tuple[str, int]]:
@@ -214,8 +252,8 @@ def _interval(card: EventCard | CardRow) -> tuple[datetime, datetime] | None:
     start_text = temporal.happened_start or temporal.happened_end
     end_text = temporal.happened_end or temporal.happened_start
     assert start_text is not None and end_text is not None
-    start = partial_bounds(start_text)[0]
-    end = partial_bounds(end_text)[1]
+    start = _bounds(start_text)[0]
+    end = _bounds(end_text)[1]
     return (start, end) if end > start else (end, start)
 
 
@@ -232,7 +270,12 @@ class SearchIndex(ReadModel):
     first needed (older snapshots are ignored and replayed)."""
 
     def __init__(self) -> None:
-        self.events = InvertedIndex()
+        self._events = InvertedIndex()
+        self._pending_events: dict[str, EventCard | CardRow] = {}
+        """Cards made retrievable since the event postings were last read, by id in fold order
+        (a card removed before then leaves, one added again goes last, as in the index):
+        tokenised and indexed in one pass when the postings are first read (``events``), so a
+        replay or an ingest that never searches pays nothing for them."""
         self.facts = InvertedIndex()
         self._raw = InvertedIndex(removable=False)
         self._raw_stored: dict[str, Callable[[], Any]] | None = None
@@ -260,6 +303,20 @@ class SearchIndex(ReadModel):
         self._events_model: EventsModel | None = None
         self._elements_model: ElementsModel | None = None
         self._blocks_model: BlocksModel | None = None
+
+    @property
+    def events(self) -> InvertedIndex:
+        """The event-card index, with every retrievable card folded so far in it."""
+        if self._pending_events:
+            self._index_pending_events()
+        return self._events
+
+    def _index_pending_events(self) -> None:
+        """Index the waiting cards in fold order (each card's content never changes)."""
+        pending, self._pending_events = self._pending_events, {}
+        add = self._events.add_counts
+        for event_id, card in pending.items():
+            add(event_id, event_counts(card))
 
     @property
     def participants(self) -> dict[str, set[str]]:
@@ -311,7 +368,7 @@ class SearchIndex(ReadModel):
         # What a restore left stored is read first, so the erased cards' terms and names
         # leave memory with this erasure instead of waiting among the changes until a search
         # reads them (erasures are rare; the read is what a first search would pay).
-        self.events.read_stored()
+        self._events.read_stored()
         for table in (self._participants, self._speakers, self._event_types, self._intervals):
             table.read_stored()
         self._sync_events(erased_card_ids(event, self._events_model.records))
@@ -325,23 +382,24 @@ class SearchIndex(ReadModel):
     def _sync_events(self, event_ids: Iterable[str]) -> None:
         assert self._events_model is not None, "the search index needs the events model"
         for event_id in event_ids:
+            indexed = event_id in self._events or event_id in self._pending_events
             if self._events_model.retrievable(event_id):
-                if event_id not in self.events:
+                if not indexed:
                     self._add_event(self._events_model.records[event_id].card)
-            elif event_id in self.events:
+            elif indexed:
                 self._remove_event(event_id)
 
     def _add_event(self, card: EventCard | CardRow) -> None:
-        self.events.add(card.id, weighted_tokens(event_document(card)))
+        self._pending_events[card.id] = card
         if self._cited_by is not None:
             for message_id in card.source_message_ids:
                 self._cited_by.setdefault(message_id, set()).add(card.id)
         temporal = card.temporal
         if temporal is not None:
             for person in temporal.participants:
-                self._participants.change(_add, normalize_name(person), card.id)
+                self._participants.change(_add, _name_key(person), card.id)
             if temporal.event_type:
-                self._event_types.change(_add, normalize_name(temporal.event_type), card.id)
+                self._event_types.change(_add, _name_key(temporal.event_type), card.id)
         interval = _interval(card)
         if interval is not None:
             self._intervals.change(_put, card.id, interval)
@@ -350,15 +408,16 @@ class SearchIndex(ReadModel):
         assert self._events_model is not None
         card = self._events_model.records[event_id].card
         temporal = card.temporal
-        self.events.remove(event_id)
+        if self._pending_events.pop(event_id, None) is None:
+            self._events.remove(event_id)
         if self._cited_by is not None:
             for message_id in card.source_message_ids:
                 _discard(self._cited_by, message_id, event_id)
         if temporal is not None:
             for person in temporal.participants:
-                self._participants.change(_discard, normalize_name(person), event_id)
+                self._participants.change(_discard, _name_key(person), event_id)
             if temporal.event_type:
-                self._event_types.change(_discard, normalize_name(temporal.event_type), event_id)
+                self._event_types.change(_discard, _name_key(temporal.event_type), event_id)
         self._intervals.change(_drop, event_id, None)
 
     @handles(ProjectionCompleted)
@@ -387,7 +446,7 @@ class SearchIndex(ReadModel):
         self._pending_raw.extend(self._turn_rows(event))
         for message in event.messages:
             if message.name and message.content.strip():
-                self._speakers.change(_add, normalize_name(message.name), message.id)
+                self._speakers.change(_add, _name_key(message.name), message.id)
 
     @property
     def raw(self) -> InvertedIndex:
@@ -952,7 +1011,7 @@ class SearchIndex(ReadModel):
         needed, with the replies and marks (``_load_raw``), and so are the event and fact
         postings and the participant, speaker, type and interval tables."""
         model = cls()
-        model.events = InvertedIndex.restore(
+        model._events = InvertedIndex.restore(
             data["events"], postings=thunk_of(data, "event_postings")
         )
         model.facts = InvertedIndex.restore(data["facts"], postings=thunk_of(data, "fact_postings"))

@@ -5,6 +5,9 @@ see ``corpus.py``) into one namespace of a fresh SQLite file, then measures, ``-
 
 - ``decode``: reading the namespace in pages and decoding every event (no read model);
 - ``full replay``: every read model folded from position 0;
+- ``replay + first search``: the same, then one event search: a replay leaves the event cards'
+  postings (as it leaves the raw messages') to be built when first read, so this is what a
+  replay costs a reader that then searches;
 - ``snapshot + tail``: hydration from a snapshot taken ``--tail`` events before the end, plus
   that tail (what an actor or a re-opened memory does);
 
@@ -48,7 +51,9 @@ from benchkit import encryption_modes, print_table, rss_mb, summary_ms, write_re
 from corpus import LogWriter, locomo_lines
 
 from projections.replay import hydrate, iter_records, replay, save_snapshot
+from projections.state import NamespaceState
 from stratagate import StrataGate
+from stratagate.core.filters import EventFilters
 from stratagate.events import DomainEvent
 from stratagate.events.codec import encode_all
 from stratagate.store import EventStore
@@ -57,6 +62,8 @@ from stratagate.store.sql import open_event_store
 
 NAMESPACE = "bench"
 BATCH = 500
+QUERY = "When did Melanie paint a sunset?"
+"""The first event search after a replay (it builds the event cards' postings)."""
 
 
 def batches(events: Iterator[DomainEvent], limit: int) -> Iterator[tuple[str, list[DomainEvent]]]:
@@ -111,8 +118,15 @@ def snapshot_before_tail(store: EventStore, position: int) -> float:
     return timed(lambda: save_snapshot(store, state, "bench")).wall
 
 
+def first_search(state: NamespaceState) -> NamespaceState:
+    """``state`` after one event search (which reads, so builds, the event postings)."""
+    state.search.search_events(QUERY, limit=10, filters=EventFilters())
+    return state
+
+
 def measure_rss(database: str) -> dict[str, float]:
-    """In this (fresh) process: resident memory before and after a full replay."""
+    """In this (fresh) process: resident memory before and after a full replay, and after a
+    first event search on the replayed state."""
     with open_event_store(database) as store:
         list(iter_records(store, NAMESPACE, until=1))  # imports and connection paid first
         gc.collect()
@@ -120,7 +134,15 @@ def measure_rss(database: str) -> dict[str, float]:
         state = replay(store, NAMESPACE)
         gc.collect()
         after = rss_mb()
-        return {"before_mb": before, "after_mb": after, "events": state.position}
+        first_search(state)
+        gc.collect()
+        searched = rss_mb()
+        return {
+            "before_mb": before,
+            "after_mb": after,
+            "after_search_mb": searched,
+            "events": state.position,
+        }
 
 
 def child_rss(database: str, encryption: str) -> dict[str, float]:
@@ -254,6 +276,7 @@ def measure(args: argparse.Namespace, encryption: str) -> Measured:
             steps: dict[str, Callable[[], Any]] = {
                 "decode": lambda: sum(1 for _ in iter_records(store, NAMESPACE)),
                 "full replay": lambda: replay(store, NAMESPACE),
+                "replay + first search": lambda: first_search(replay(store, NAMESPACE)),
                 "snapshot + tail": lambda: hydrate(store, NAMESPACE, "bench"),
             }
             runs: dict[str, list[float]] = {name: [] for name in steps}
@@ -333,6 +356,10 @@ def main() -> None:
         "rss_after_mb": rss["after_mb"],
         "rss_added_mb": added,
         "rss_per_100k_events_mb": added * 100_000 / total,
+        "rss_after_search_mb": rss["after_search_mb"],
+        "rss_per_100k_events_searched_mb": (rss["after_search_mb"] - rss["before_mb"])
+        * 100_000
+        / total,
         "snapshot_payload_mb": first.snapshot_bytes / 2**20,
         "snapshot_save_s": first.saved,
         "database_mb": first.db_mb,
@@ -373,7 +400,8 @@ def main() -> None:
     print(f"snapshot + tail is {speedup:.1f}x faster than a full replay")
     print(
         f"resident memory: {rss['before_mb']:.0f} -> {rss['after_mb']:.0f} MiB "
-        f"({memory['rss_per_100k_events_mb']:.0f} MiB per 100k events); snapshot payload "
+        f"({memory['rss_per_100k_events_mb']:.0f} MiB per 100k events; after a first event "
+        f"search {memory['rss_per_100k_events_searched_mb']:.0f}); snapshot payload "
         f"{memory['snapshot_payload_mb']:.1f} MiB compressed, saved in {first.saved:.1f} s"
     )
     if cost is not None and cpu_cost is not None:

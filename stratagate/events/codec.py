@@ -114,12 +114,15 @@ def decode_payload(
             f"{event_type} v{schema_version} is newer than this code (v{cls.schema_version})"
         )
     try:
+        current = schema_version == cls.schema_version
         if keys is not None and is_encrypted(payload) and isinstance(payload, str):
             opened = open_content_text(keys, payload)  # every key alive: values in place
             if opened is not None:
+                if current:  # the common case: one pass of pydantic
+                    return cls.__pydantic_validator__.validate_json(opened)  # type: ignore[no-any-return]
                 payload = opened
-        if schema_version == cls.schema_version and not is_encrypted(payload):
-            return cls.model_validate_json(payload)  # the common case: one pass of pydantic
+        if current and not is_encrypted(payload):
+            return cls.__pydantic_validator__.validate_json(payload)  # type: ignore[no-any-return]
         data = open_data(event_type, payload, keys)
     except ValidationError as exc:
         raise StorageError(f"{event_type} payload does not validate: {exc}") from exc

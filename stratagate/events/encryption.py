@@ -123,16 +123,17 @@ def open_content_text(keys: NamespaceKeys, payload: str) -> str | None:
     rest = payload[end + 2 :] if payload[end + 1 : end + 2] == "," else payload[end + 1 :]
     parts = rest.split(_REFERENCE_START)
     out = ["{", parts[0]]
-    for part in parts[1:]:  # each: '"key id","i":N}' and the text up to the next reference
-        close = part.find("}")
-        head = part[:close]
-        comma = head.rfind(_INDEX)
-        values = texts.get(head[:comma])
-        index = head[comma + len(_INDEX) :]
-        if values is None or not index.isdigit() or int(index) >= len(values):
-            return None  # not a reference this row encrypted: the slow path decides
-        out.append(values[int(index)])
-        out.append(part[close + 1 :])
+    append = out.append
+    try:
+        for part in parts[1:]:  # each: '"key id","i":N}' and the text up to the next reference
+            head, _, after = part.partition("}")
+            key_id, _, index = head.rpartition(_INDEX)
+            if not index.isdigit():
+                return None
+            append(texts[key_id][int(index)])
+            append(after)
+    except (KeyError, IndexError, ValueError):  # not a reference this row sealed: the slow path
+        return None
     return "".join(out)
 
 

@@ -52,10 +52,11 @@ def test_bench_search_reports_latency_and_growth(tmp_path: Path) -> None:
 def test_bench_replay_compares_snapshot_with_full_replay(tmp_path: Path) -> None:
     report = bench(tmp_path, "bench_replay", "--events", "3000", "--tail", "300", "--repeat", "1")
     steps = {row["step"]: row for row in report["results"]}
-    assert set(steps) == {"decode", "full replay", "snapshot + tail"}
+    assert set(steps) == {"decode", "full replay", "replay + first search", "snapshot + tail"}
     assert report["sizes"]["events"] == 3000 and report["sizes"]["messages"] > 0
     assert report["hydrate_speedup"] > 0
     assert report["memory"]["rss_after_mb"] > report["memory"]["rss_before_mb"] > 0
+    assert report["memory"]["rss_after_search_mb"] > 0
     assert report["replay_profile"] is None
 
 

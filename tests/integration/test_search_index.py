@@ -11,8 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from projections.search_index import raw_counts, raw_document
+from projections.search_index import event_counts, event_document, raw_counts, raw_document
 from stratagate import StrataGate
+from stratagate.core.search_text import weighted_tokens
+from stratagate.models import EventCard, EventTemporal
 
 
 @pytest.fixture
@@ -194,6 +196,101 @@ def test_raw_counts_are_the_raw_documents_counts(
     counted = raw_counts(own, speaker, before, after)
     listed = Counter(raw_document(own, speaker, before, after))
     assert list(counted.items()) == list(listed.items())
+
+
+TEXTS = WORDS.map(" ".join)
+DATES = st.sampled_from([None, "2023", "2023-05", "2023-05-07", "2023-05-07T10:00:00Z"])
+
+
+@given(
+    title=TEXTS.filter(str.strip),
+    summary=TEXTS,
+    tags=st.lists(TEXTS, max_size=3),
+    people=st.lists(st.sampled_from(["Lin Wei", "Ana", "Tokyo"]), max_size=3),
+    event_type=st.sampled_from([None, "launch", "we decided"]),
+    start=DATES,
+    end=DATES,
+)
+def test_event_counts_are_the_event_documents_counts(
+    title: str,
+    summary: str,
+    tags: list[str],
+    people: list[str],
+    event_type: str | None,
+    start: str | None,
+    end: str | None,
+) -> None:
+    card = EventCard(
+        id="evt_1",
+        title=title,
+        summary=summary,
+        tags=tags,
+        quotes=[summary],
+        narrative=title,
+        source_block_id="blk_1",
+        temporal=EventTemporal(
+            participants=people,
+            event_type=event_type,
+            original_text=summary or None,
+            happened_start=start,
+            happened_end=end,
+        ),
+        created_at="2026-01-05T09:00:00Z",
+        updated_at="2026-01-05T09:00:00Z",
+    )
+    listed = Counter(weighted_tokens(event_document(card)))
+    assert list(event_counts(card).items()) == list(listed.items())
+
+
+def _changed_cards(search_after_each: bool) -> tuple[list[tuple[str, float]], str]:
+    """The same cards added, forgotten, restored and archived, with or without an event search
+    (which reads the postings) after every change: the hits of a last search, and the search
+    model's digest."""
+    counters: dict[str, Iterator[int]] = {}
+
+    def ids(prefix: str) -> str:
+        return f"{prefix}_{next(counters.setdefault(prefix, itertools.count(1))):04d}"
+
+    memory = StrataGate.in_memory(block_turn_size=1, id_factory=ids)
+    query = "painted the sunset at the lake"
+
+    def changed() -> None:
+        if search_after_each:
+            memory.search_events(query)
+
+    try:
+        memory.append_turn("hello", "hi")
+        sunset = _event(
+            memory, "Painted a sunset over the lake", ["Melanie"], happened_start="2023-05"
+        )
+        changed()
+        portrait = _event(memory, "Painted a portrait", ["Caroline"])
+        changed()
+        memory.forget_event(sunset)
+        changed()
+        lake = _event(memory, "Swam in the lake at sunset", ["Melanie"], happened_start="2023-06")
+        changed()
+        memory.restore_event(sunset)
+        changed()
+        memory.archive_event(portrait)
+        changed()
+        memory.forget_event(lake)
+        changed()
+        _event(memory, "Painted the lake again", ["Caroline"])
+        hits = memory.search_events(query, limit=10)
+        search = memory._runtime.live.state.search
+        return [(hit.id, hit.score) for hit in hits], search.digest()
+    finally:
+        memory.close()
+
+
+def test_cards_changed_before_the_first_search_index_as_if_searched_after_each_change() -> None:
+    """Cards are tokenised when the event postings are first read: cards added, forgotten,
+    restored and archived before then rank and snapshot as in an index read after every
+    change."""
+    hits, digest = _changed_cards(search_after_each=False)
+    assert (hits, digest) == _changed_cards(search_after_each=True)
+    assert [hit_id for hit_id, _ in hits][:2] == ["evt_0001", "evt_0004"]
 
 
 def _said(memory: StrataGate, speaker: str, text: str, thread: str) -> None:

@@ -111,6 +111,20 @@ def test_any_text_round_trips_through_both_ways_of_opening(text: str) -> None:
     assert fast is not None and orjson.loads(fast) == slow
 
 
+@pytest.mark.parametrize("index", ["7", "-1", "+0", " 0", "0.0", "\u00b2"])
+def test_a_reference_the_row_did_not_seal_leaves_the_fast_path(index: str) -> None:
+    """A reference to a value the row's sealed list lacks (or not written as canonical text
+    writes an index) is never spliced: the fast path gives up and the table decides."""
+    store = InProcessEventStore()
+    _, payload = sealed_row(store, "BlockSealed")
+    keys = keys_for(store, "ns")
+    assert open_content_text(keys, payload) is not None
+    assert payload.count(',"i":0}') == 1
+    assert open_content_text(keys, payload.replace(',"i":0}', f',"i":{index}}}')) is None
+    other = payload.replace('{"$enc":"', '{"$enc":"x', 1)
+    assert open_content_text(keys, other) is None
+
+
 def test_sealing_is_deterministic_so_a_retried_append_is_identical() -> None:
     store = InProcessEventStore()
     event = build("TurnAppended", SECRET)
