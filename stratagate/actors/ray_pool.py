@@ -42,7 +42,15 @@ if TYPE_CHECKING:
     from stratagate.options import MemoryOptions
 
 RAY_NAMESPACE = "stratagate"
-DIRECTORY_NAME = "stratagate-directory"
+PROTOCOL = 2
+"""The version of the calls between drivers, the directory and its hosts; raised whenever a
+signature changes (the directory's name carries it, see ``DIRECTORY_NAME``)."""
+DIRECTORY_NAME = f"stratagate-directory-v{PROTOCOL}"
+"""The detached directory's name: a cluster whose directory an older stratagate started (with
+other call signatures) gets a directory of this version beside it, never a call it refuses."""
+IMBALANCE = 1
+"""How many namespaces more than a host still starting the started hosts may serve before a
+new namespace waits for that host (see ``least_busy``)."""
 RELEASE_THREADS = 4
 """Passivations the directory's threads carry out at once (each waits for a host)."""
 RELEASE_SNAPSHOT_MIN = 200
@@ -517,12 +525,22 @@ def forget_channel(host: Actor) -> None:
     _CHANNELS.forget(host._actor_id)
 
 
-def least_busy(hosts: Sequence[K], starting: Collection[K], load: Mapping[K, int]) -> K:
-    """The host to serve a new namespace: of the hosts that have started (all when none has),
-    the first serving the fewest namespaces — a host still starting holds up no namespace
-    another can take."""
+def least_busy(
+    hosts: Sequence[K], starting: Collection[K], load: Mapping[K, int], imbalance: int = IMBALANCE
+) -> K:
+    """The host to serve a new namespace: the first serving the fewest namespaces of those that
+    have started — a host still starting holds up no namespace another can take — unless even
+    those serve more than ``imbalance`` namespaces more than a host still starting: then that
+    host (the caller waits for its start), so the first host up does not take every namespace
+    of a fresh cluster. All hosts count as started when none has."""
     started = [host for host in hosts if host not in starting] or list(hosts)
-    return min(started, key=lambda host: load.get(host, 0))
+    chosen = min(started, key=lambda host: load.get(host, 0))
+    waiting = [host for host in hosts if host not in started]
+    if waiting:
+        idlest = min(waiting, key=lambda host: load.get(host, 0))
+        if load.get(chosen, 0) - load.get(idlest, 0) > imbalance:
+            return idlest
+    return chosen
 
 
 def pack(options: MemoryOptions) -> bytes:
@@ -539,7 +557,9 @@ __all__ = [
     "CHANNEL_METHODS",
     "DIRECTORY_NAME",
     "HOST_PRELOAD",
+    "IMBALANCE",
     "PRELOAD",
+    "PROTOCOL",
     "RAY_NAMESPACE",
     "Actor",
     "Directory",

@@ -7,7 +7,8 @@ shared live state (``stratagate.actors.hosted``), so a namespace's log is folded
 ``Directory`` that assigns namespaces to hosts. The directory starts its pool when it is
 created: one host per CPU of the cluster (``ray_prestart`` asks for more), spread over the
 nodes. Activating a namespace acquires its writer lease and has the least busy host that has
-started serve it (a host still starting holds up no namespace another can take) under that
+started serve it (a host still starting holds up no namespace another can take, within a bound
+on the imbalance: ``ray_pool.least_busy``) under that
 lease's epoch (hydrating from snapshot + log tail) — no process is started per
 namespace, and heavy imports load once per host. Passivating one — when
 ``max_live_namespaces`` is reached, the least recently used namespace no memory holds open —

@@ -246,3 +246,25 @@ def test_a_second_driver_talks_to_the_same_actors(ray_cluster: None, tmp_path: P
         assert actor == memory.handles.sealer._actor_id.hex()
         assert turns == "2" and memory.turn == 2
         assert memory.verify().ok
+
+
+def test_a_directory_an_older_stratagate_started_is_left_alone(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    """A long-lived cluster whose directory was started by an older stratagate (other call
+    signatures, under the unversioned name): this version's memories get their own directory."""
+
+    @ray.remote(num_cpus=0)
+    class OlderDirectory:
+        def activate(self, database: str, namespace: str) -> None:
+            raise AssertionError("an older directory was asked to activate")
+
+    older = OlderDirectory.options(  # type: ignore[attr-defined]
+        name="stratagate-directory", namespace="stratagate", lifetime="detached"
+    ).remote()
+    try:
+        with StrataGate.open(str(tmp_path / "m.db"), "versioned", runtime="ray") as memory:
+            memory.append_turn("a note", "ok")
+            assert memory.turn == 1
+    finally:
+        ray.kill(older)
