@@ -268,3 +268,24 @@ def test_a_directory_an_older_stratagate_started_is_left_alone(
             assert memory.turn == 1
     finally:
         ray.kill(older)
+
+
+def test_the_directory_is_the_pools_first_host(ray_cluster: None, tmp_path: Path) -> None:
+    """A pool of one host per CPU is that many processes: the directory serves namespaces too
+    (on a fresh cluster, one process and its imports fewer to start)."""
+    from stratagate.actors.ray_pool import DIRECTORY_NAME
+
+    database = str(tmp_path / "pool.db")
+    options = {"runtime": "ray", "max_live_namespaces": 8}
+    memories = [StrataGate.open(database, f"ns{n}", **options) for n in range(6)]
+    try:
+        for memory in memories:
+            memory.append_turn("a note", "ok")
+        directory = ray.get_actor(DIRECTORY_NAME, namespace="stratagate")
+        served = {ray.get(memory.handles.sealer.pid.remote()) for memory in memories}
+        assert ray.get(directory.pid.remote()) in served
+        assert len(served) <= memories[0]._runtime.directory_stats()["hosts"] == 2
+        assert all(memory.verify().ok for memory in memories)
+    finally:
+        for memory in memories:
+            memory.close()
