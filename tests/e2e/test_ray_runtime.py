@@ -289,3 +289,33 @@ def test_the_directory_is_the_pools_first_host(ray_cluster: None, tmp_path: Path
     finally:
         for memory in memories:
             memory.close()
+
+
+def test_the_directory_dying_with_its_namespaces_loses_nothing(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    """The directory is also a host: when its process dies, the namespaces it served are
+    re-activated by a new directory (which takes the dead holder's leases over)."""
+    from stratagate.actors.ray_pool import DIRECTORY_NAME
+
+    database = str(tmp_path / "directory.db")
+    memories = [
+        StrataGate.open(database, f"d{n}", runtime="ray", block_turn_size=2, max_live_namespaces=4)
+        for n in range(4)
+    ]
+    try:
+        for memory in memories:
+            memory.append_turn("we decided a", "ok")
+        directory = ray.get_actor(DIRECTORY_NAME, namespace="stratagate")
+        served = [memory._runtime._host._actor_id == directory._actor_id for memory in memories]
+        assert any(served)
+        os.kill(ray.get(directory.pid.remote()), signal.SIGKILL)
+        for memory in memories:
+            memory.append_turn("we decided b", "ok")
+            memory.append_turn("we decided c", "ok", wait=False)
+            memory.drain(timeout=120)
+            assert memory.turn == 3 and memory.verify().ok
+            assert len(memory.list_blocks()) == 1
+    finally:
+        for memory in memories:
+            memory.close()
