@@ -131,7 +131,8 @@ class Hosting:
         return hosted.live.state.position
 
     def _open_store(self, database: str) -> EventStore:
-        """This process's one store of ``database`` (its namespaces and threads share it)."""
+        """This process's one store of ``database`` (its namespaces and threads share it, and
+        in the directory its leases)."""
         with self._table:
             store = self.stores.get(database)
             if store is None:
@@ -381,7 +382,7 @@ class Directory(Hosting):
 
     def _assign(self, database: str, namespace: str, options: bytes, recover: bool) -> _Activation:
         began = time.perf_counter()
-        store = self._store(database)
+        store = self._open_store(database)
         with self._lock:
             releasing = self._releasing.get(namespace_key(database, namespace))
         if releasing is not None:  # passivated, its host not done: this lease is ours to end
@@ -430,11 +431,6 @@ class Directory(Hosting):
                 return
             self._passivate(namespace_key(database, namespace))
 
-    def _store(self, database: str) -> EventStore:
-        """The process's one store of ``database`` (the directory's leases and the namespaces
-        it serves share it)."""
-        return self._open_store(database)
-
     def _victim(self) -> str | None:
         """The least recently used namespace no memory holds open. ``None`` when every live
         namespace is held open: then the bound is exceeded rather than taking a namespace from
@@ -460,7 +456,7 @@ class Directory(Hosting):
             log.warning("passivation snapshot failed", exc_info=True)
         try:
             with contextlib.suppress(StrataGateError):
-                self._store(activation.database).release_lease(activation.lease)
+                self._open_store(activation.database).release_lease(activation.lease)
         finally:
             with self._lock:
                 if self._releasing.get(key) is activation:
@@ -469,7 +465,7 @@ class Directory(Hosting):
     def _drop(self, key: str) -> None:
         activation = self.live.pop(key)
         with contextlib.suppress(StrataGateError):
-            self._store(activation.database).release_lease(activation.lease)
+            self._open_store(activation.database).release_lease(activation.lease)
 
     def _renew_leases(self) -> None:
         """Keep the leases of live namespaces fresh for readers on other hosts (a thread: the
@@ -480,7 +476,7 @@ class Directory(Hosting):
                 live = list(self.live.values())
             for activation in live:
                 with contextlib.suppress(StrataGateError):
-                    self._store(activation.database).renew_lease(activation.lease)
+                    self._open_store(activation.database).renew_lease(activation.lease)
 
     # -- callers ----------------------------------------------------------------------------
 
