@@ -296,10 +296,7 @@ class Directory(Hosting):
         SPREAD, and a soft affinity, placed hosts on the directory's node while the others had
         no idle worker yet; a host pinned to a node that died fails its start, and is replaced
         by one on a live node when an assignment finds out."""
-        nodes = alive_nodes()
-        here = str(ray.get_runtime_context().get_node_id())
-        if here in nodes:
-            nodes = [*nodes[nodes.index(here) :], *nodes[: nodes.index(here)]]
+        nodes = from_here(alive_nodes(), str(ray.get_runtime_context().get_node_id()))
         while len(self.hosts) < hosts:
             self.started += 1
             strategy: Any = "SPREAD"
@@ -546,6 +543,15 @@ def forget_channel(host: Actor) -> None:
     _CHANNELS.forget(host._actor_id)
 
 
+def from_here(nodes: Sequence[str], here: str) -> list[str]:
+    """The nodes in turn from ``here`` (the directory's, whose process is the pool's first
+    host), so that the next hosts go to the other nodes first."""
+    if here not in nodes:
+        return list(nodes)
+    start = nodes.index(here)
+    return [*nodes[start:], *nodes[:start]]
+
+
 def least_busy(
     hosts: Sequence[K], starting: Collection[K], load: Mapping[K, int], imbalance: int = IMBALANCE
 ) -> K:
@@ -587,6 +593,7 @@ __all__ = [
     "HostActor",
     "NotAssignedError",
     "forget_channel",
+    "from_here",
     "least_busy",
     "namespace_key",
     "on_host",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from stratagate.actors.ray_pool import least_busy, pack, unpack
+from stratagate.actors.ray_pool import from_here, least_busy, pack, unpack
 from stratagate.options import MemoryOptions
 from tests.support.fresh_python import printed_by
 
@@ -39,6 +39,11 @@ def test_the_least_busy_started_host_then_the_first() -> None:
 
 def test_when_no_host_has_started_any_may_serve() -> None:
     assert least_busy(["a", "b"], {"a", "b"}, Counter(a=1)) == "b"
+
+
+def test_hosts_go_to_the_other_nodes_before_the_directorys_again() -> None:
+    assert from_here(["n1", "n2", "n3"], "n2") == ["n2", "n3", "n1"]
+    assert from_here(["n1", "n2"], "elsewhere") == ["n1", "n2"]
 
 
 def test_options_reach_the_host_as_they_left_the_driver() -> None:
