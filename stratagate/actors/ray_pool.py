@@ -1,11 +1,11 @@
 """The Ray pool: the host actors that serve namespaces and the directory that assigns them.
 
 Kept apart from the runtime (``stratagate.actors.ray_runtime``, the driver's side) so that the
-directory's process imports only what it needs — Ray, the store for leases and the hosts'
-channels: a host imports the roles (``stratagate.actors.hosted``) when it starts, and the
-memory's options reach the directory packed (bytes it forwards to the host unread), so the
-directory never loads the models they name. Both start inside a memory's first open on a
-fresh cluster, so what they import is paid there.
+drivers import only what they need — Ray, the store and the hosts' channels: a host imports
+the roles (``stratagate.actors.hosted``) when it starts, and the memory's options reach the
+directory packed (bytes it forwards to the host unread). The directory is itself the pool's
+first host (one process fewer to start: on a fresh cluster the pool starts inside a memory's
+first open, so what its processes import is paid there).
 """
 
 from __future__ import annotations
@@ -42,7 +42,15 @@ if TYPE_CHECKING:
     from stratagate.options import MemoryOptions
 
 RAY_NAMESPACE = "stratagate"
-DIRECTORY_NAME = "stratagate-directory"
+PROTOCOL = 2
+"""The version of the calls between drivers, the directory and its hosts; raised whenever a
+signature changes (the directory's name carries it, see ``DIRECTORY_NAME``)."""
+DIRECTORY_NAME = f"stratagate-directory-v{PROTOCOL}"
+"""The detached directory's name: a cluster whose directory an older stratagate started (with
+other call signatures) gets a directory of this version beside it, never a call it refuses."""
+IMBALANCE = 1
+"""How many namespaces more than a host still starting the started hosts may serve before a
+new namespace waits for that host (see ``least_busy``)."""
 RELEASE_THREADS = 4
 """Passivations the directory's threads carry out at once (each waits for a host)."""
 RELEASE_SNAPSHOT_MIN = 200
@@ -65,9 +73,8 @@ PRELOAD: dict[RoleName, tuple[str, ...]] = {
 """What each role needs imported: a host imports them all when its process starts (so a
 namespace's activation does not)."""
 HOST_PRELOAD = ("stratagate.store.sql",)
-"""What a host's (and the directory's) first assignment would import otherwise (SQLAlchemy:
-the store it opens): imported while the process starts, before the directory counts a host
-ready."""
+"""What a host's first assignment would import otherwise (SQLAlchemy: the store it opens):
+imported while the process starts, before the directory counts a host ready."""
 
 CHANNEL_METHODS = frozenset({"handle", "settle", "positioned_digests", "assign", "release"})
 """The host's calls that drivers and the directory on the same machine make through the host's
@@ -84,10 +91,9 @@ def namespace_key(database: str, namespace: str) -> str:
     return f"{database}|{namespace}"
 
 
-@ray.remote(num_cpus=0, max_restarts=0)
-class HostActor:
-    """A process serving namespaces as they are assigned and released; its store connections
-    outlive the assignments."""
+class Hosting:
+    """Serving namespaces as they are assigned and released (a host's calls); the store
+    connections outlive the assignments. Both actors below are hosts."""
 
     def __init__(self) -> None:
         from stratagate.actors import pipeline
@@ -115,17 +121,23 @@ class HostActor:
         from stratagate.actors.hosted import HostedNamespace
 
         key = namespace_key(database, namespace)
-        stale = self._drop(key)  # served under an older lease: its work stops here
+        stale = self._unserve(key)  # served under an older lease: its work stops here
         if stale is not None:
             stale.release(None)
-        with self._table:
-            store = self.stores.get(database)
-            if store is None:
-                store = self.stores[database] = open_store(database)
+        store = self._open_store(database)
         hosted = HostedNamespace(store, namespace, unpack(options), lease, recover=recover)
         with self._table:
             self.hosted[key] = hosted
         return hosted.live.state.position
+
+    def _open_store(self, database: str) -> EventStore:
+        """This process's one store of ``database`` (its namespaces and threads share it, and
+        in the directory its leases)."""
+        with self._table:
+            store = self.stores.get(database)
+            if store is None:
+                store = self.stores[database] = open_store(database)
+            return store
 
     def _serving(self, key: str) -> HostedNamespace:
         hosted = self.hosted.get(key)
@@ -133,7 +145,7 @@ class HostActor:
             raise NotAssignedError(f"this host no longer serves {key.rpartition('|')[2]!r}")
         return hosted
 
-    def _drop(self, key: str) -> HostedNamespace | None:
+    def _unserve(self, key: str) -> HostedNamespace | None:
         with self._table:
             return self.hosted.pop(key, None)
 
@@ -197,6 +209,11 @@ class HostActor:
             return sorted(key.rpartition("|")[2] for key in self.hosted)
 
 
+@ray.remote(num_cpus=0, max_restarts=0)
+class HostActor(Hosting):
+    """A process of the pool serving namespaces (the directory is the pool's first)."""
+
+
 @dataclass
 class _Activation:
     database: str
@@ -230,53 +247,62 @@ def pool_size() -> int:
 
 
 @ray.remote(num_cpus=0)
-class Directory:
-    """Assigns at most ``max_live`` namespaces at once (LRU) to a warm pool of hosts."""
+class Directory(Hosting):
+    """Assigns at most ``max_live`` namespaces at once (LRU) to a warm pool of hosts, of which
+    it is the first: it serves namespaces itself, so a pool of one host per CPU is that many
+    processes (on a fresh cluster the pool's start is a process and its imports fewer). Its
+    own calls take turns (``_serial``); its host calls run at once, as any host's (it is
+    created with ``max_concurrency=HOST_THREADS``)."""
 
     def __init__(self, max_live: int) -> None:
         self.max_live = max_live
         self.live: OrderedDict[str, _Activation] = OrderedDict()
-        self.hosts: list[Actor] = []
+        self._me: Actor = ray.get_runtime_context().current_actor
+        self.hosts: list[Actor] = [self._me]
+        self._serial = threading.RLock()
+        """The directory's calls, one at a time (the host's calls run on the same threads)."""
         self._starting: dict[Any, ray.ObjectRef[Any]] = {}
         """Hosts not known to be started yet: actor id -> the ping sent when it was created."""
         self.users: Counter[str] = Counter()
         """Open memories per namespace: namespaces nobody has open are passivated first."""
-        self.stores: dict[str, EventStore] = {}
         self.holder = Holder.current("ray directory")
         self.passivations = 0
         self.activations = 0
-        self.started = 0
+        self.started = 1  # this process
         self.activation_seconds: list[float] = []
         self._releasing: dict[str, _Activation] = {}
         """Passivated namespaces whose host has not released them yet."""
         self._lock = threading.Lock()
-        """Guards the releasing table and the stores (the directory's calls and its threads)."""
+        """Guards the releasing table (the directory's calls and its threads)."""
         self._releases = ThreadPoolExecutor(
             RELEASE_THREADS, thread_name_prefix="stratagate-release"
         )
-        self._grow(pool_size())  # warm from the start: the first activations wait for none
-        for module in HOST_PRELOAD:  # the store's, while the hosts start
-            importlib.import_module(module)
+        self._grow(pool_size())  # warm from the start: the other hosts start while this one does
+        super().__init__()
         threading.Thread(target=self._renew_leases, name="stratagate-leases", daemon=True).start()
 
     # -- pool -------------------------------------------------------------------------------
 
     def prestart(self, hosts: int) -> int:
         """Have at least ``hosts`` hosts, started and ready; returns the pool size."""
-        self._grow(hosts)
-        ray.get([host.ping.remote() for host in self.hosts])
-        return len(self.hosts)
+        with self._serial:
+            self._grow(hosts)
+            ray.get([host.ping.remote() for host in self.hosts])
+            return len(self.hosts)
 
     def _grow(self, hosts: int) -> None:
         """Start hosts up to ``hosts``, one node after another (on a cluster the pool, and so
-        the namespaces, spread over the nodes; Ray's SPREAD only tries to)."""
-        nodes = alive_nodes()
+        the namespaces, spread over the nodes), this one's first. Hard node affinity: Ray's
+        SPREAD, and a soft affinity, placed hosts on the directory's node while the others had
+        no idle worker yet; a host pinned to a node that died fails its start, and is replaced
+        by one on a live node when an assignment finds out."""
+        nodes = from_here(alive_nodes(), str(ray.get_runtime_context().get_node_id()))
         while len(self.hosts) < hosts:
             self.started += 1
             strategy: Any = "SPREAD"
             if nodes:
                 node = nodes[(self.started - 1) % len(nodes)]
-                strategy = NodeAffinitySchedulingStrategy(node, soft=True)
+                strategy = NodeAffinitySchedulingStrategy(node, soft=False)
             host: Actor = HostActor.options(  # type: ignore[attr-defined]
                 scheduling_strategy=strategy, max_concurrency=HOST_THREADS
             ).remote()
@@ -285,12 +311,10 @@ class Directory:
 
     def _note_started(self) -> None:
         """Forget the hosts whose start has ended (answered, or failed: an assignment finds
-        out), waiting for the first one when none has."""
+        out); this one has."""
         if self._starting:
             pings = list(self._starting.values())
             ended, _ = ray.wait(pings, num_returns=len(pings), timeout=0)
-            if not ended and len(pings) == len(self.hosts):  # none started yet
-                ended, _ = ray.wait(pings, num_returns=1)
             done = set(ended)
             self._starting = {a: p for a, p in self._starting.items() if p not in done}
 
@@ -307,7 +331,9 @@ class Directory:
 
     def _lose(self, host: Actor) -> None:
         """Forget a host that died: its namespaces are no longer live, a new host takes its
-        place in the pool."""
+        place in the pool. (Not this one: when it dies, so does the directory.)"""
+        if host._actor_id == self._me._actor_id:
+            return
         self.hosts = [h for h in self.hosts if h._actor_id != host._actor_id]
         self._starting.pop(host._actor_id, None)
         forget_channel(host)
@@ -330,29 +356,30 @@ class Directory:
     ) -> Actor:
         """The namespace's host, assigning it to one (with the opener's ``pack``ed
         ``options``) if it is not live; passivates beyond the bound ``max_live`` (``attach``: a
-        memory opens it, and holds it until ``release``)."""
-        self.max_live = max_live  # the latest opener sets the bound
-        key = namespace_key(database, namespace)
-        if attach:
-            self.users[key] += 1
-        activation = self.live.get(key)
-        if activation is not None and attach:
-            try:  # the latest opener's options (callbacks, clock) apply to the shared host
-                ray.get(activation.host.configure.remote(key, options))
-            except (RayActorError, RayTaskError):  # lost behind our back: start afresh
-                self._drop(key)
-                activation = None
-        if activation is None:
-            while len(self.live) >= self.max_live and (victim := self._victim()) is not None:
-                self._passivate(victim)
-            activation = self._assign(database, namespace, options, recover)
-            self.live[key] = activation
-        self.live.move_to_end(key)
-        return activation.host
+        memory opens it, and holds it until ``detach``)."""
+        with self._serial:
+            self.max_live = max_live  # the latest opener sets the bound
+            key = namespace_key(database, namespace)
+            if attach:
+                self.users[key] += 1
+            activation = self.live.get(key)
+            if activation is not None and attach:
+                try:  # the latest opener's options (callbacks, clock) apply to the shared host
+                    ray.get(activation.host.configure.remote(key, options))
+                except (RayActorError, RayTaskError):  # lost behind our back: start afresh
+                    self._drop(key)
+                    activation = None
+            if activation is None:
+                while len(self.live) >= self.max_live and (victim := self._victim()) is not None:
+                    self._passivate(victim)
+                activation = self._assign(database, namespace, options, recover)
+                self.live[key] = activation
+            self.live.move_to_end(key)
+            return activation.host
 
     def _assign(self, database: str, namespace: str, options: bytes, recover: bool) -> _Activation:
         began = time.perf_counter()
-        store = self._store(database)
+        store = self._open_store(database)
         with self._lock:
             releasing = self._releasing.get(namespace_key(database, namespace))
         if releasing is not None:  # passivated, its host not done: this lease is ours to end
@@ -390,23 +417,16 @@ class Directory:
         """A caller found the namespace's host lost: take the namespace out of the live set
         (and, when the host is dead, every namespace it served) so that the next activation
         assigns a live host and recovers interrupted work."""
-        activation = self.live.get(namespace_key(database, namespace))
-        if activation is None:
-            return
-        try:
-            ray.get(activation.host.ping.remote(), timeout=30)
-        except Exception:
-            self._lose(activation.host)
-            return
-        self._passivate(namespace_key(database, namespace))
-
-    def _store(self, database: str) -> EventStore:
-        """The directory's one store of ``database`` (its calls and its threads share it)."""
-        with self._lock:
-            store = self.stores.get(database)
-            if store is None:
-                store = self.stores[database] = open_store(database)
-            return store
+        with self._serial:
+            activation = self.live.get(namespace_key(database, namespace))
+            if activation is None:
+                return
+            try:
+                ray.get(activation.host.ping.remote(), timeout=30)
+            except Exception:
+                self._lose(activation.host)
+                return
+            self._passivate(namespace_key(database, namespace))
 
     def _victim(self) -> str | None:
         """The least recently used namespace no memory holds open. ``None`` when every live
@@ -433,7 +453,7 @@ class Directory:
             log.warning("passivation snapshot failed", exc_info=True)
         try:
             with contextlib.suppress(StrataGateError):
-                self._store(activation.database).release_lease(activation.lease)
+                self._open_store(activation.database).release_lease(activation.lease)
         finally:
             with self._lock:
                 if self._releasing.get(key) is activation:
@@ -442,7 +462,7 @@ class Directory:
     def _drop(self, key: str) -> None:
         activation = self.live.pop(key)
         with contextlib.suppress(StrataGateError):
-            self._store(activation.database).release_lease(activation.lease)
+            self._open_store(activation.database).release_lease(activation.lease)
 
     def _renew_leases(self) -> None:
         """Keep the leases of live namespaces fresh for readers on other hosts (a thread: the
@@ -453,28 +473,34 @@ class Directory:
                 live = list(self.live.values())
             for activation in live:
                 with contextlib.suppress(StrataGateError):
-                    self._store(activation.database).renew_lease(activation.lease)
+                    self._open_store(activation.database).renew_lease(activation.lease)
 
     # -- callers ----------------------------------------------------------------------------
 
-    def release(self, database: str, namespace: str) -> None:
+    def detach(self, database: str, namespace: str) -> None:
         """A memory on the namespace closed; it stays live until the bound needs its place."""
-        key = namespace_key(database, namespace)
-        if self.users[key] > 0:
-            self.users[key] -= 1
-        if self.users[key] <= 0:
-            del self.users[key]
+        with self._serial:
+            key = namespace_key(database, namespace)
+            if self.users[key] > 0:
+                self.users[key] -= 1
+            if self.users[key] <= 0:
+                del self.users[key]
 
     def passivate(self, database: str, namespace: str) -> bool:
         """Passivate one namespace now (it leaves the live set at once; its host snapshots and
         drops it on a thread); False if not live."""
-        key = namespace_key(database, namespace)
-        if key not in self.live:
-            return False
-        self._passivate(key)
-        return True
+        with self._serial:
+            key = namespace_key(database, namespace)
+            if key not in self.live:
+                return False
+            self._passivate(key)
+            return True
 
     def stats(self) -> dict[str, Any]:
+        with self._serial:
+            return self._stats()
+
+    def _stats(self) -> dict[str, Any]:
         seconds = self.activation_seconds
         busy = {activation.host._actor_id for activation in self.live.values()}
         return {
@@ -517,12 +543,31 @@ def forget_channel(host: Actor) -> None:
     _CHANNELS.forget(host._actor_id)
 
 
-def least_busy(hosts: Sequence[K], starting: Collection[K], load: Mapping[K, int]) -> K:
-    """The host to serve a new namespace: of the hosts that have started (all when none has),
-    the first serving the fewest namespaces — a host still starting holds up no namespace
-    another can take."""
+def from_here(nodes: Sequence[str], here: str) -> list[str]:
+    """The nodes in turn from ``here`` (the directory's, whose process is the pool's first
+    host), so that the next hosts go to the other nodes first."""
+    if here not in nodes:
+        return list(nodes)
+    start = nodes.index(here)
+    return [*nodes[start:], *nodes[:start]]
+
+
+def least_busy(
+    hosts: Sequence[K], starting: Collection[K], load: Mapping[K, int], imbalance: int = IMBALANCE
+) -> K:
+    """The host to serve a new namespace: the first serving the fewest namespaces of those that
+    have started — a host still starting holds up no namespace another can take — unless even
+    those serve more than ``imbalance`` namespaces more than a host still starting: then that
+    host (the caller waits for its start), so the first host up does not take every namespace
+    of a fresh cluster. All hosts count as started when none has."""
     started = [host for host in hosts if host not in starting] or list(hosts)
-    return min(started, key=lambda host: load.get(host, 0))
+    chosen = min(started, key=lambda host: load.get(host, 0))
+    waiting = [host for host in hosts if host not in started]
+    if waiting:
+        idlest = min(waiting, key=lambda host: load.get(host, 0))
+        if load.get(chosen, 0) - load.get(idlest, 0) > imbalance:
+            return idlest
+    return chosen
 
 
 def pack(options: MemoryOptions) -> bytes:
@@ -539,13 +584,16 @@ __all__ = [
     "CHANNEL_METHODS",
     "DIRECTORY_NAME",
     "HOST_PRELOAD",
+    "IMBALANCE",
     "PRELOAD",
+    "PROTOCOL",
     "RAY_NAMESPACE",
     "Actor",
     "Directory",
     "HostActor",
     "NotAssignedError",
     "forget_channel",
+    "from_here",
     "least_busy",
     "namespace_key",
     "on_host",

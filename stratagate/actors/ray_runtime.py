@@ -4,10 +4,11 @@ The actors live in ``stratagate.actors.ray_pool`` (the one place ``ray.remote`` 
 importing little, so that the directory's process stays light): ``HostActor``, a process that
 serves any number of namespaces at once — each with all four roles (and the reader) over one
 shared live state (``stratagate.actors.hosted``), so a namespace's log is folded once — and the
-``Directory`` that assigns namespaces to hosts. The directory starts its pool when it is
-created: one host per CPU of the cluster (``ray_prestart`` asks for more), spread over the
-nodes. Activating a namespace acquires its writer lease and has the least busy host that has
-started serve it (a host still starting holds up no namespace another can take) under that
+``Directory`` that assigns namespaces to hosts and is itself the pool's first host. The
+directory starts its pool when it is created: one host per CPU of the cluster, itself included
+(``ray_prestart`` asks for more), spread over the nodes. Activating a namespace acquires its writer lease and has the least busy host that has
+started serve it (a host still starting holds up no namespace another can take, within a bound
+on the imbalance: ``ray_pool.least_busy``) under that
 lease's epoch (hydrating from snapshot + log tail) — no process is started per
 namespace, and heavy imports load once per host. Passivating one — when
 ``max_live_namespaces`` is reached, the least recently used namespace no memory holds open —
@@ -51,6 +52,7 @@ from stratagate.actors.channel import Channel, ChannelLost, ChannelTimeout
 from stratagate.actors.ray_pool import (
     _CHANNELS,
     DIRECTORY_NAME,
+    HOST_THREADS,
     PRELOAD,
     RAY_NAMESPACE,
     Actor,
@@ -159,7 +161,11 @@ def directory(max_live: int, *, fresh: bool = False) -> Actor:
         # Detached: it must outlive the memory that happened to create it, or closing that
         # memory would take the directory down and with it every host it owns (fate-sharing).
         handle = Directory.options(  # type: ignore[attr-defined]
-            name=DIRECTORY_NAME, namespace=RAY_NAMESPACE, get_if_exists=True, lifetime="detached"
+            name=DIRECTORY_NAME,
+            namespace=RAY_NAMESPACE,
+            get_if_exists=True,
+            lifetime="detached",
+            max_concurrency=HOST_THREADS,  # it is also a host
         ).remote(max_live)
         _DIRECTORIES[connection] = handle
     return handle
@@ -383,7 +389,7 @@ class RayRuntime:
                     self.drain()
                 self._pending = []
             with contextlib.suppress(RayActorError):
-                ray.get(self._directory.release.remote(self.database, self.namespace))
+                ray.get(self._directory.detach.remote(self.database, self.namespace))
         finally:
             keys_for(self.store, self.namespace).forget()  # the store outlives this memory
             _STORES.give_back(self.database)

@@ -246,3 +246,76 @@ def test_a_second_driver_talks_to_the_same_actors(ray_cluster: None, tmp_path: P
         assert actor == memory.handles.sealer._actor_id.hex()
         assert turns == "2" and memory.turn == 2
         assert memory.verify().ok
+
+
+def test_a_directory_an_older_stratagate_started_is_left_alone(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    """A long-lived cluster whose directory was started by an older stratagate (other call
+    signatures, under the unversioned name): this version's memories get their own directory."""
+
+    @ray.remote(num_cpus=0)
+    class OlderDirectory:
+        def activate(self, database: str, namespace: str) -> None:
+            raise AssertionError("an older directory was asked to activate")
+
+    older = OlderDirectory.options(  # type: ignore[attr-defined]
+        name="stratagate-directory", namespace="stratagate", lifetime="detached"
+    ).remote()
+    try:
+        with StrataGate.open(str(tmp_path / "m.db"), "versioned", runtime="ray") as memory:
+            memory.append_turn("a note", "ok")
+            assert memory.turn == 1
+    finally:
+        ray.kill(older)
+
+
+def test_the_directory_is_the_pools_first_host(ray_cluster: None, tmp_path: Path) -> None:
+    """A pool of one host per CPU is that many processes: the directory serves namespaces too
+    (on a fresh cluster, one process and its imports fewer to start)."""
+    from stratagate.actors.ray_pool import DIRECTORY_NAME
+
+    database = str(tmp_path / "pool.db")
+    options = {"runtime": "ray", "max_live_namespaces": 8}
+    memories = [StrataGate.open(database, f"ns{n}", **options) for n in range(6)]
+    try:
+        for memory in memories:
+            memory.append_turn("a note", "ok")
+        directory = ray.get_actor(DIRECTORY_NAME, namespace="stratagate")
+        served = {ray.get(memory.handles.sealer.pid.remote()) for memory in memories}
+        assert ray.get(directory.pid.remote()) in served
+        assert len(served) <= memories[0]._runtime.directory_stats()["hosts"] == 2
+        assert all(memory.verify().ok for memory in memories)
+    finally:
+        for memory in memories:
+            memory.close()
+
+
+def test_the_directory_dying_with_its_namespaces_loses_nothing(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    """The directory is also a host: when its process dies, the namespaces it served are
+    re-activated by a new directory (which takes the dead holder's leases over)."""
+    from stratagate.actors.ray_pool import DIRECTORY_NAME
+
+    database = str(tmp_path / "directory.db")
+    memories = [
+        StrataGate.open(database, f"d{n}", runtime="ray", block_turn_size=2, max_live_namespaces=4)
+        for n in range(4)
+    ]
+    try:
+        for memory in memories:
+            memory.append_turn("we decided a", "ok")
+        directory = ray.get_actor(DIRECTORY_NAME, namespace="stratagate")
+        served = [memory._runtime._host._actor_id == directory._actor_id for memory in memories]
+        assert any(served)
+        os.kill(ray.get(directory.pid.remote()), signal.SIGKILL)
+        for memory in memories:
+            memory.append_turn("we decided b", "ok")
+            memory.append_turn("we decided c", "ok", wait=False)
+            memory.drain(timeout=120)
+            assert memory.turn == 3 and memory.verify().ok
+            assert len(memory.list_blocks()) == 1
+    finally:
+        for memory in memories:
+            memory.close()
