@@ -151,8 +151,10 @@ class InlineRuntime:
         settled = self._settled.get(type(stage))
         if settled is None or settled[0] != live.generation:
             return False
-        if isinstance(stage, QueueProjections):  # the jobs model holds what it would queue
+        kinds = type(stage).__mro__  # not isinstance: a message class's is an ABC check
+        if QueueProjections in kinds:  # the jobs model holds what it would queue
             return not live.state.jobs.unqueued
+        sealing = SealReady in kinds
         blocks = live.state.blocks
         size = blocks.block_turn_size
         for position, event_type, thread in reversed(live.journal):
@@ -160,7 +162,7 @@ class InlineRuntime:
                 break
             if event_type != TURN_APPENDED:
                 return False
-            if isinstance(stage, SealReady):
+            if sealing:
                 record = blocks.threads.get(thread) if thread is not None else None
                 if size is None or record is None:
                     return False

@@ -176,6 +176,8 @@ class Sealer(Role):
         local = is_local(summarizer)
         pending: list[DomainEvent] = []
         block_ids: list[str] = []
+        made: dict[str, list[RawMessage]] = {}
+        """Each sealed block's messages, as the seal made them (the block hands them back)."""
         taken = Taken(self.state.blocks.blocks)
         try:
             if command.retry_failed:
@@ -193,8 +195,11 @@ class Sealer(Role):
                         thread, n, turns = current, 0, current.tail[:size]
                     attempt = thread.seal_attempts + 1 if n == 0 else 1
                     position = len(thread.block_ids) + 1 + n
-                    events = self._seal(summarizer, thread, turns, position, attempt, taken)
+                    events, made_from = self._seal(
+                        summarizer, thread, turns, position, attempt, taken
+                    )
                     block_ids.append(events[-1].block_id)  # type: ignore[attr-defined]
+                    made[block_ids[-1]] = made_from
                     if local:
                         pending.extend(events)
                     elif not self._record_claimed(events[-1:], thread, turns):
@@ -207,7 +212,8 @@ class Sealer(Role):
             raise failure.__cause__ from None  # type: ignore[misc]
         if pending:
             self._append(*pending)
-        return [self.view.get_block(block_id) for block_id in block_ids]
+        view = self.view
+        return [view.sealed_block(block_id, made[block_id]) for block_id in block_ids]
 
     def _seal(
         self,
@@ -217,9 +223,10 @@ class Sealer(Role):
         position: int,
         attempt: int,
         taken: Taken,
-    ) -> list[DomainEvent]:
-        """A block of ``turns``: its start and, after the summarizer, its sealed views. A
-        model's start is appended before it is called (the caller appends the rest)."""
+    ) -> tuple[list[DomainEvent], list[RawMessage]]:
+        """A block of ``turns``: its start and, after the summarizer, its sealed views, and
+        the block's messages. A model's start is appended before it is called (the caller
+        appends the rest)."""
         messages = [m for turn in turns for m in turn.messages]
         start, end = turns[0].thread_turn, turns[-1].thread_turn
         started = SealStarted(
@@ -263,7 +270,7 @@ class Sealer(Role):
             l5_raw=stored_messages(layers.l5_raw),
             at=self.options.now(),
         )
-        return [started, sealed]
+        return [started, sealed], layers.l5_raw
 
     @handles(LiftBlock)
     def lift(self, command: LiftBlock) -> BlockContextEntry:

@@ -41,6 +41,8 @@ Bare yes/no answers (``yes``, ``no``, ``是``, ``对``) are deliberately absent:
 the answer to a question.
 """
 _FILLERS = frozenset(FILLER_PHRASES)
+_FILLER_WORDS = max(len(phrase.split()) for phrase in FILLER_PHRASES)
+"""The most words a filler phrase has."""
 RAW_ARGUMENT_KEYS = frozenset({"arguments", "params", "input", "request"})
 _NAME_KEYS = ("name", "tool", "tool_name", "toolName")
 _RESULT_KEYS = ("result", "output", "error")
@@ -232,8 +234,11 @@ def _normalized(text: str) -> str:
 
 
 def _is_filler(sentence: str) -> bool:
-    """Whether a sentence is only a filler phrase (trailing punctuation, spacing, case ignored)."""
-    return _normalized(sentence.rstrip(_TRAILING)) in _FILLERS
+    """Whether a sentence is only a filler phrase (trailing punctuation, spacing, case ignored).
+    A sentence of more words than any phrase is none, told from its first few words alone
+    (``casefold`` never makes or removes whitespace)."""
+    words = sentence.rstrip(_TRAILING).split(None, _FILLER_WORDS)
+    return len(words) <= _FILLER_WORDS and " ".join(words).casefold() in _FILLERS
 
 
 def _without_fillers(paragraph: str) -> str:
@@ -266,11 +271,14 @@ def _condensed_parts(text: str, conversational: bool, seen: set[str]) -> list[st
         kept = _without_fillers(paragraph) if conversational and not code else paragraph
         if not kept:
             continue
-        key = _normalized(kept)
-        if code or len(key) >= LONG_PARAGRAPH_CHARS:
-            if key in seen:
-                kept = REPEATED_MARKER
-            seen.add(key)
+        # ASCII text casefolds to as many characters and its key is no longer: a short one's
+        # key is short too, and need not be made
+        if code or len(kept) >= LONG_PARAGRAPH_CHARS or not kept.isascii():
+            key = _normalized(kept)
+            if code or len(key) >= LONG_PARAGRAPH_CHARS:
+                if key in seen:
+                    kept = REPEATED_MARKER
+                seen.add(key)
         parts.append(kept)
     return parts
 

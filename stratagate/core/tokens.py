@@ -24,13 +24,18 @@ _CJK = (
 )
 _PIECE = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 _HAS_CJK = re.compile(f"[{_CJK}]")
+_RUN_TOKENS = tuple((length + 3) // 4 for length in range(256))
+"""The tokens of a run of each length below 256."""
 
 
 def estimate_tokens(text: str) -> int:
     """Estimate the model tokens of ``text`` (empty or blank text is 0)."""
     # the common case (ASCII needs no scan): no CJK, so runs are exactly the split() words
     if text.isascii() or _HAS_CJK.search(text) is None:
-        return sum([(len(word) + 3) // 4 for word in text.split()])
+        lengths = list(map(len, text.split()))
+        if max(lengths, default=0) < len(_RUN_TOKENS):  # a table lookup per run, all in C
+            return sum(map(_RUN_TOKENS.__getitem__, lengths))
+        return sum([(length + 3) // 4 for length in lengths])
     total = 0
     for match in _PIECE.finditer(text):
         length = match.end() - match.start()

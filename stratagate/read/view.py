@@ -101,12 +101,19 @@ class MemoryView:
     # -- blocks -----------------------------------------------------------------------------
 
     def get_block(self, block_id: str) -> MemoryBlock:
+        return self.sealed_block(block_id, None)
+
+    def sealed_block(self, block_id: str, l5_raw: list[RawMessage] | None) -> MemoryBlock:
+        """``get_block``, with the block's messages when the caller holds them already (the
+        seal that just made it), so they are not made again from the block's rows."""
         record = self.state.blocks.blocks.get(block_id)
         if record is None:
             raise UnknownIdError(f"unknown block id {block_id!r}")
-        return self._memory_block(record)
+        return self._memory_block(record, l5_raw)
 
-    def _memory_block(self, record: BlockRecord) -> MemoryBlock:
+    def _memory_block(
+        self, record: BlockRecord, l5_raw: list[RawMessage] | None = None
+    ) -> MemoryBlock:
         pointer = self.state.decay.pointers[record.id]
         summary = record.summary
         return MemoryBlock(
@@ -124,7 +131,7 @@ class MemoryView:
             l2_keypoints=summary.l2_keypoints,
             l3_condensed=record.l3_condensed,
             l4_readable=record.l4_readable,
-            l5_raw=record.l5_raw,
+            l5_raw=record.l5_raw if l5_raw is None else l5_raw,
             pointer_current_level=self.state.decay.level(record.id),
             pointer_anchor_level=pointer.anchor_level,
             pointer_anchor_position=pointer.anchor_position,

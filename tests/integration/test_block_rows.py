@@ -59,3 +59,21 @@ def test_restored_blocks_equal_the_replayed_ones_message_by_message(tmp_path: Pa
         assert after.tail_messages(thread_id) == before.tail_messages(thread_id)
     _compact(before)
     _compact(after)
+
+
+def test_a_seal_hands_back_the_block_as_it_reads_afterwards() -> None:
+    """The sealed block a turn returns carries the messages its seal made; they are the ones
+    the block's rows give when it is read again."""
+    with StrataGate.in_memory("ns", block_turn_size=2) as memory:
+        sealed = []
+        for i in range(6):
+            result = memory.append_turn(
+                {"content": f"question {i}", "name": "Caroline"},
+                f"answer {i}",
+                thread_id="t" if i % 2 else None,
+            )
+            if result.sealed_block is not None:
+                sealed.append(result.sealed_block)
+        assert len(sealed) == 2
+        for block in sealed:
+            assert block == memory.get_block(block.id)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stratagate.core import layers
 from stratagate.core.layers import (
     _SENTENCE,
     FILLER_PHRASES,
@@ -86,6 +87,14 @@ def by_the_rule(text: str) -> int:
 
 @given(st.text(max_size=80))
 def test_estimate_tokens_follows_the_rule_on_any_text(text: str) -> None:
+    assert estimate_tokens(text) == by_the_rule(text)
+
+
+@given(st.lists(st.integers(0, 600), max_size=5), st.sampled_from([" ", "\n", "\u3000"]))
+def test_estimate_tokens_follows_the_rule_for_runs_of_any_length(
+    lengths: list[int], space: str
+) -> None:
+    text = space.join("x" * length for length in lengths)
     assert estimate_tokens(text) == by_the_rule(text)
 
 
@@ -429,3 +438,40 @@ def _full_guard(messages: list[dict[str, object]]) -> tuple[str, str]:
 def test_the_guard_decides_as_when_it_always_renders_l5(messages: list[dict[str, object]]) -> None:
     layers = deterministic_layers(messages)
     assert (layers.l3_condensed, layers.l4_readable) == _full_guard(messages)
+
+
+def _every_key_condensed(messages: list[dict[str, object]]) -> str:
+    """L3 as it was made when every paragraph's key was normalised (the form before the
+    shortcut for short ASCII paragraphs)."""
+    seen: set[str] = set()
+    blocks = []
+    for message in messages:
+        parts = []
+        for paragraph, fenced in layers._paragraphs(str(message["content"]).strip()):
+            code = fenced or layers._looks_like_code(paragraph)
+            kept = paragraph if code else layers._without_fillers(paragraph)
+            if not kept:
+                continue
+            key = _normalized(kept)
+            if code or len(key) >= layers.LONG_PARAGRAPH_CHARS:
+                kept = REPEATED_MARKER if key in seen else kept
+                seen.add(key)
+            parts.append(kept)
+        if parts:
+            blocks.append("User: " + "\n\n".join(parts))
+    return "\n\n".join(blocks)
+
+
+_PARAGRAPH = st.builds(
+    lambda word, count, spaces: (spaces * " ").join([word] * count),
+    st.sampled_from(["ab", "Ab", "ß", "é", "ﬃ", "x."]),
+    st.integers(1, 60),
+    st.integers(1, 3),
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.lists(_PARAGRAPH, min_size=1, max_size=3), min_size=1, max_size=4))
+def test_l3_keys_only_the_paragraphs_that_may_be_long(paragraphs: list[list[str]]) -> None:
+    messages = [msg("user", "\n\n".join(texts), i) for i, texts in enumerate(paragraphs)]
+    assert condense_transcript(messages) == _every_key_condensed(messages)
