@@ -122,6 +122,12 @@ class ActiveEvents:
         return record is not None and record.status == "active"
 
 
+PAUSE_COLLECTOR_FROM = 64
+"""Cards in one call from which the call pauses the collector: at about ten tracked objects a
+card, such a batch fills the youngest generation (700) by itself. Fewer are not worth a pause,
+whose end hands every young object of the process, the host's too, to the oldest generation."""
+
+
 class Extractor(Role):
     """The only writer of the extraction stream."""
 
@@ -309,9 +315,11 @@ class Extractor(Role):
     def add_events(self, command: AddEvents) -> list[EventCard]:
         """Callers' cards, appended together with their supersessions and the batch's one
         projection job (``batch_job_id``), in one commit: each source block must exist and a
-        card may cite only its block's messages. The collector is paused meanwhile
-        (``paused_gc``): a card leaves about ten long-lived objects and no garbage cycle, and
-        left young they would count toward full collections of the whole namespace."""
+        card may cite only its block's messages. From ``PAUSE_COLLECTOR_FROM`` cards the
+        collector is paused meanwhile (``paused_gc``): a card leaves about ten long-lived
+        objects and no garbage cycle, and left young they would be walked again and again."""
+        if len(command.events) < PAUSE_COLLECTOR_FROM:
+            return self._add_events(command)
         with paused_gc():
             return self._add_events(command)
 
@@ -474,4 +482,4 @@ class Extractor(Role):
         return len(running)
 
 
-__all__ = ["SUMMARIZER_SKIP", "Extractor"]
+__all__ = ["PAUSE_COLLECTOR_FROM", "SUMMARIZER_SKIP", "Extractor"]
