@@ -168,6 +168,7 @@ def test_bench_cards_reports_totals_memory_and_jobs_before_and_after(tmp_path: P
     assert set(rows) == {(c, m) for c in ("before", "after") for m in ("add_event", "add_events")}
     for (_, calls), row in rows.items():
         assert row["total_s"] > 0 and row["cpu_s"] > 0 and row["peak_rss_mib"] > 0
+        assert row["search_cpu_s"] > 0
         assert row["runs"] == 1
         assert row["jobs"] == (60 if calls == "add_event" else 1)
     assert rows["after", "add_event"]["first_p50_ms"] > 0
