@@ -9,7 +9,7 @@ import uuid
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from hypothesis import example, given
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
@@ -23,7 +23,7 @@ from stratagate.events.codec import encode_all
 from stratagate.events.payloads import CardData, MessageData
 from stratagate.models import RawMessage, ToolTrace, trusted
 from stratagate.options import new_id
-from stratagate.store.keys import DataCipher, _hmac, _hmac_states, canonical_text
+from stratagate.store.keys import DataCipher, canonical_text
 from stratagate.store.records import EncodedEvent, NewEvent
 from stratagate.store.validation import check_batch, check_name
 from stratagate.timeutil import STRFTIME_UTC, ensure_utc, format_utc
@@ -150,16 +150,6 @@ def test_the_synthetic_nonce_is_the_hmac_of_the_values(values: list[object]) -> 
     expected = hmac.digest(nonce_key, plaintext, "sha256")[:12]
     assert binascii.a2b_base64(text)[:12] == expected
     assert DataCipher("thread:t@1", material).open(text) == values
-
-
-@given(st.binary(max_size=100), st.binary(max_size=200))
-@example(b"", b"")
-@example(bytes(range(64)), b"a block's length")
-@example(bytes(range(65)), b"one past it")
-def test_the_hand_built_hmac_is_the_hmac_module_s(key: bytes, message: bytes) -> None:
-    """The ciphers' HMAC-SHA256 from two ``hashlib`` states equals ``hmac``'s, for keys
-    shorter than, equal to and longer than SHA-256's block."""
-    assert _hmac(_hmac_states(key), message) == hmac.digest(key, message, "sha256")
 
 
 @pytest.mark.parametrize("prefix", ["evt", "msg", "blk"])
