@@ -73,8 +73,16 @@ def added_by_caller(card: CardData, at: datetime) -> EventAdded:
     """The ``EventAdded`` of a caller's card, built from values already validated (the card
     once, in its stored form; ``at`` from the options' clock, aware UTC) without a second
     pass of pydantic over the card (an ``add_events`` batch's share one field-name set)."""
-    values = {"type": "EventAdded", "at": at, "event": card, "origin": "manual"}
-    return built(EventAdded, {**values, "import_batch_id": None})
+    return built(
+        EventAdded,
+        {
+            "type": "EventAdded",
+            "at": at,
+            "event": card,
+            "origin": "manual",
+            "import_batch_id": None,
+        },
+    )
 
 
 def batch_job(card_ids: list[str], at: datetime) -> ProjectionQueued:
@@ -82,8 +90,11 @@ def batch_job(card_ids: list[str], at: datetime) -> ProjectionQueued:
     validated values: the cards' ids, at least one, and the options' clock."""
     if not card_ids:
         raise ValueError("a projection job needs at least one card")
-    values = {"type": "ProjectionQueued", "at": at, "job_id": batch_job_id(card_ids[0])}
-    return built(ProjectionQueued, {**values, "source_event_ids": card_ids})
+    job_id = batch_job_id(card_ids[0])
+    return built(
+        ProjectionQueued,
+        {"type": "ProjectionQueued", "at": at, "job_id": job_id, "source_event_ids": card_ids},
+    )
 
 
 D = TypeVar("D", bound=Data)

@@ -136,7 +136,7 @@ class SqlEventStore:
         if self._file_backed and not read_only:
             self._writers = _FileQueue(f"{engine.url.database}.writers")
             self._decisions = _FileQueue(f"{engine.url.database}.turns")
-            self._checkpoints = Checkpointer(self._passive_checkpoint)
+            self._checkpoints = Checkpointer(self._checkpoint_log)
         # One shared in-memory connection must not carry two threads' transactions at once.
         self._serial: AbstractContextManager[Any] = (
             threading.RLock() if is_shared_memory(engine) else nullcontext()
@@ -896,7 +896,7 @@ class SqlEventStore:
         if write and self._checkpoints is not None:
             self._checkpoints.committed(large=large)
 
-    def _passive_checkpoint(self) -> None:
+    def _checkpoint_log(self) -> None:
         """Passive checkpoints of the whole log on a connection of the pool (not the
         writer's: it runs beside the appends), in the checkpointer's thread."""
         assert self._writers is not None
