@@ -63,6 +63,12 @@ class ReadModel:
         for handler in self._handlers.get(type(recorded.event), ()):
             handler(self, recorded.event, recorded)
 
+    def index_some(self, limit: int) -> bool:
+        """Do up to ``limit`` items of the work the model defers to its first read, as that
+        read would; whether any is left (the default: none deferred). A background snapshot
+        job calls it between short pauses, so ``snapshot`` does not do it all at once."""
+        return False
+
     def snapshot(self) -> dict[str, Any]:
         """The model's full content as JSON-able data (canonical: stable order)."""
         raise NotImplementedError

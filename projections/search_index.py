@@ -38,6 +38,7 @@ from __future__ import annotations
 import bisect
 import functools
 import heapq
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -314,9 +315,27 @@ class SearchIndex(ReadModel):
     def _index_pending_events(self) -> None:
         """Index the waiting cards in fold order (each card's content never changes)."""
         pending, self._pending_events = self._pending_events, {}
+        self._index_cards(pending)
+
+    def _index_cards(self, cards: dict[str, EventCard | CardRow]) -> None:
         add = self._events.add_counts
-        for event_id, card in pending.items():
+        for event_id, card in cards.items():
             add(event_id, event_counts(card))
+
+    def index_some(self, limit: int) -> bool:
+        """Index up to ``limit`` of the waiting cards, else of the waiting turns, in fold
+        order, as their first read would (the same postings, in pieces); whether any still
+        wait."""
+        if self._pending_events:
+            waiting = iter(self._pending_events.items())
+            self._index_cards(dict(itertools.islice(waiting, limit)))
+            self._pending_events = dict(waiting)
+        elif self._pending_raw:
+            self._load_raw()
+            cut = 2 * limit  # two entries a turn
+            pending, self._pending_raw = self._pending_raw[:cut], self._pending_raw[cut:]
+            self._index_turns(pending)
+        return bool(self._pending_events or self._pending_raw)
 
     @property
     def participants(self) -> dict[str, set[str]]:
@@ -483,6 +502,9 @@ class SearchIndex(ReadModel):
         """Index the waiting turns, in fold order: each message's own tokens weighted up, its
         speaker, and its neighbours (the thread's previous message, the turn's next one)."""
         pending, self._pending_raw = self._pending_raw, []
+        self._index_turns(pending)
+
+    def _index_turns(self, pending: list[MessageRow | str | tuple[MessageRow, ...] | None]) -> None:
         nothing: Counter[str] = Counter()
         people = frozenset(self.speakers)  # speakers' names name no thing
         for at in range(0, len(pending), 2):

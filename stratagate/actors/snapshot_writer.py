@@ -6,7 +6,9 @@ which the turns keep folding — and saves it. So what is serialised is a consis
 one position that nothing else mutates, and the saved snapshot is provably equal to a replay
 (it carries that position and the digest). A failed write is counted and logged, never raised
 into a turn. The thread sleeps briefly after every ``SLICE_S`` of folding, so a turn waiting
-for the GIL gets it within about that much.
+for the GIL gets it within about that much; so does the indexing its read models defer to
+their first read (``ReadModel.index_some``), which the snapshot's dump would otherwise do at
+once while holding the GIL (a turn then waited for it after each of its disk writes).
 
 Erasure: the job reads with keys of its own, loaded after it noted which keys were already
 destroyed; if any other key is destroyed before it saves, or it folded an erasure whose keys
@@ -37,6 +39,9 @@ SLICE_S = 0.001
 """The longest the writer folds between two short sleeps: each gives a turn waiting for the
 GIL its turn, so a turn's every wait (after each of its disk writes) stays under about this."""
 YIELD_S = 0.0005
+INDEX_STEP = 8
+"""Deferred items (a search index's waiting turns or cards) indexed between two looks at
+the clock: well under ``SLICE_S``."""
 ERASURES = (ThreadErased, EventErased, NamespaceErased)
 JOIN_TIMEOUT_S = 120.0
 """How long ``close`` waits for a write in flight before it gives up on it (and says so)."""
@@ -182,6 +187,11 @@ class SnapshotWriter:
             if clock() >= until:
                 time.sleep(YIELD_S)
                 until = clock() + SLICE_S
+        for model in state.models.values():  # what its dump would do at once, in slices
+            while model.index_some(INDEX_STEP):
+                if clock() >= until:
+                    time.sleep(YIELD_S)
+                    until = clock() + SLICE_S
         return state
 
 

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from projections.replay import load_snapshot, replay
+from projections.search_index import SearchIndex
 from stratagate import StrataGate
 from stratagate.actors.snapshot_writer import SnapshotWriter
 from stratagate.store import EventStore, Snapshot
+from stratagate.store.keys import NamespaceKeys, keyring_for
 from stratagate.store.sql import open_event_store
 
 SECRET = "zebrafishdb"
@@ -154,3 +156,49 @@ def test_the_writer_runs_no_garbage_collection_of_its_own(tmp_path: Path) -> Non
             gc.set_threshold(*thresholds)
         assert writer.counters.written == 1 and writer.counters.failed == 0
         assert collected == []  # none while it folded, encoded and saved its state
+
+
+def test_the_writer_indexes_what_the_dump_would_in_slices_and_saves_the_same_state(
+    tmp_path: Path,
+) -> None:
+    """The search index defers its turns and cards to their first read, so a snapshot's dump
+    indexed them all at once, holding the GIL while the turns waited. The writer's fold now
+    indexes them a few at a time (``index_some``, between short pauses): nothing is left for the
+    dump, and what it saves is what a replay holds."""
+    database = str(tmp_path / "memory.db")
+    with StrataGate.open(database, "w", snapshot_every=0, block_turn_size=3) as memory:
+        turns(memory, 40, word="harbour")
+        source = memory.list_blocks()[0].id
+        memory.add_events(
+            {"title": f"note {i}", "summary": f"decided {i}", "source_block_id": source}
+            for i in range(20)
+        )
+        turns(memory, 5, word="lighthouse")
+        store = store_of(memory)
+        state = writer_of(memory)._fold(NamespaceKeys(keyring_for(store), "w"), set())
+        search = state.models["search"]
+        assert isinstance(search, SearchIndex)
+        assert not search._pending_raw and not search._pending_events
+        assert state.digests() == replay(store, "w").digests()
+
+
+def test_index_some_in_pieces_gives_the_postings_of_one_pass(tmp_path: Path) -> None:
+    """Indexing the waiting turns and cards a few at a time leaves the same index, in the same
+    order, as indexing them all on the first read."""
+    database = str(tmp_path / "memory.db")
+    with StrataGate.open(database, "w", snapshot_every=0, block_turn_size=3) as memory:
+        turns(memory, 17, word="harbour")
+        source = memory.list_blocks()[0].id
+        memory.add_events(
+            {"title": f"note {i}", "summary": f"kept {i}", "source_block_id": source}
+            for i in range(7)
+        )
+        turns(memory, 4, thread="other", word="lighthouse")
+        pieces, whole = replay(store_of(memory), "w"), replay(store_of(memory), "w")
+    search = pieces.models["search"]
+    assert isinstance(search, SearchIndex) and search._pending_raw and search._pending_events
+    steps = 0
+    while search.index_some(3):
+        steps += 1
+    assert steps > 5 and not search._pending_raw and not search._pending_events
+    assert search.snapshot() == whole.models["search"].snapshot()
