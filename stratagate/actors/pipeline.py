@@ -68,6 +68,8 @@ R = TypeVar("R")
 
 DERIVED: tuple[Message[Any], ...] = (SealReady(), ExtractReady(), RunProjections())
 """The work a turn sets off: seal full tails, extract ready blocks, project queued events."""
+QUEUE_LEFTOVERS = QueueProjections()
+"""The look for cards another flow left without a job, after each ``add_events``."""
 
 
 def retrying(*, retry_skipped: bool) -> tuple[Message[Any], ...]:
@@ -237,7 +239,7 @@ def add_events(command: AddEvents, run: Runner) -> list[EventCard]:
     """The cards with their projection job (one commit, the extractor's), then a job for any
     group of durable cards another flow left unqueued."""
     cards: list[EventCard] = deliver_command(run, command)
-    run_stage(run, QueueProjections())
+    run_stage(run, QUEUE_LEFTOVERS)
     return cards
 
 

@@ -39,13 +39,18 @@ def check_argument(name: str, value: Any) -> None:
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
-        if type(item) in _LEAVES:  # most values: no text, no children, no ABC check
+        kind = type(item)
+        if kind is dict:  # the exact types first: no ABC check for what callers pass most
+            children: Iterable[Any] = [*item.keys(), *item.values()]
+        elif kind is list or kind is tuple:
+            children = item
+        elif kind in _LEAVES:
             continue
-        if isinstance(item, str):
+        elif isinstance(item, str):
             _check_text(name, item)
             continue
-        if type(item) is dict or isinstance(item, Mapping):
-            children: Iterable[Any] = [*item.keys(), *item.values()]
+        elif isinstance(item, Mapping):
+            children = [*item.keys(), *item.values()]
         elif isinstance(item, _CONTAINERS):
             children = item
         else:
@@ -55,7 +60,8 @@ def check_argument(name: str, value: Any) -> None:
         for child in children:  # plain text and leaves are judged here, not pushed
             kind = type(child)
             if kind is str:
-                _check_text(name, child)
+                if not child.isascii():
+                    _check_text(name, child)
             elif kind not in _LEAVES:
                 stack.append((child, depth + 1))
 
@@ -114,6 +120,8 @@ def check_id_text(name: str, value: str) -> str:
 def check_collection(name: str, value: object) -> list[Any]:
     """A list, tuple or other iterable of items, as a list (not None, a scalar, text, bytes
     or a mapping)."""
+    if type(value) is list or type(value) is tuple:  # what callers pass: no ABC check
+        return list(value)
     if isinstance(value, str | bytes | bytearray | Mapping) or not isinstance(value, Iterable):
         raise InvalidInputError(f"{name} must be a list, got {type(value).__name__}")
     return list(value)

@@ -38,6 +38,12 @@ _HAN = "\u3005\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f
 _RUN = re.compile(f"(?P<han>(?:(?=[^\\W_])[{_HAN}])+)|(?P<word>[^\\W_{_HAN}]+)")
 _HAN_ANY = re.compile(f"[{_HAN}]")
 _WORD = re.compile(r"[^\W_]+")
+_ASCII_SEPARATORS = bytes(
+    byte if chr(byte).isascii() and chr(byte).isalnum() else ord(" ") for byte in range(256)
+)
+"""A ``bytes.translate`` table turning every ASCII character that is not a letter or digit
+(what ``_WORD`` splits on) into a space: in ASCII text, ``_WORD.findall`` is ``split`` after
+it, some ten times faster."""
 
 _STOP_WORD_TEXT = """
 a an the and or but nor of to in on at for with from by as into onto about over under after
@@ -118,8 +124,9 @@ def stem(word: str) -> str:
 def word_tokens(text: str) -> list[str]:
     """Unstemmed tokens of ``text`` in text order: jieba words and Han bigrams, other words."""
     normalized = normalize_search_text(text)
-    # the common case (ASCII needs no scan): no Han run to segment
-    if normalized.isascii() or _HAN_ANY.search(normalized) is None:
+    if normalized.isascii():  # the common case: separators to spaces and a split, no regex
+        return normalized.encode().translate(_ASCII_SEPARATORS).decode().split()
+    if _HAN_ANY.search(normalized) is None:  # no Han run to segment
         return _WORD.findall(normalized)
     tokens: list[str] = []
     for match in _RUN.finditer(normalized):

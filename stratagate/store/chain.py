@@ -85,9 +85,27 @@ def seal_batch(
             "stream_version": first_version + offset,
         }
         digest = _hash(prev_hash, fields)
-        sealed.append(StoredEvent(**fields, prev_hash=prev_hash, hash=digest))
+        sealed.append(_row(fields, prev_hash, digest))
         prev_hash = digest
     return sealed
+
+
+def _row(fields: dict[str, Any], prev_hash: str, digest: str) -> StoredEvent:
+    """The row of chained ``fields``, its arguments by position (a keyword spread of the
+    fields costs a frozen dataclass's build about as much as the build itself)."""
+    return StoredEvent(
+        fields["global_position"],
+        fields["namespace"],
+        fields["stream"],
+        fields["stream_version"],
+        fields["event_id"],
+        fields["event_type"],
+        fields["schema_version"],
+        fields["recorded_at"],
+        fields["payload"],
+        prev_hash,
+        digest,
+    )
 
 
 def rechain(
@@ -111,7 +129,7 @@ def rechain(
             "stream_version": row.stream_version,
         }
         digest = _hash(prev_hash, fields)
-        chained.append(StoredEvent(**fields, prev_hash=prev_hash, hash=digest))
+        chained.append(_row(fields, prev_hash, digest))
         prev_hash = digest
     return chained
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,19 @@ def test_latin_words_split_on_punctuation_apostrophes_and_underscores() -> None:
         "2023",
     ]
     assert word_tokens("snake_case v2.0") == ["snake", "case", "v2", "0"]
+
+
+@given(
+    st.text(st.sampled_from("aZ9_ -'.\t\x00\x1c\x1f\x7f"))
+    | st.text(st.characters(max_codepoint=127))
+    | st.text()
+)
+def test_words_are_the_runs_of_letters_and_digits(text: str) -> None:
+    """Whatever path tokenises it (ASCII text has its own, without the regex), a text's words
+    are the maximal runs of letters and digits of its normalised form (no Han here)."""
+    normalized = normalize_search_text(text)
+    if not any("\u3400" <= char <= "\U0003134f" for char in normalized):
+        assert word_tokens(text) == re.findall(r"[^\W_]+", normalized)
 
 
 def test_search_tokens_are_the_words_stemmed() -> None:
