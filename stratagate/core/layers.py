@@ -216,8 +216,16 @@ def _block(message: RawMessage, text: str) -> str | None:
 
 
 def readable_transcript(messages: Iterable[RawMessage | Mapping[str, Any]]) -> str:
-    """L4: labelled, trimmed user/assistant/tool text and tool summaries; no system messages."""
-    return _both_views(_messages(messages))[0]
+    """L4: labelled, trimmed user/assistant/tool text and tool summaries; no system messages.
+    (The seal makes it with L3 in one pass: ``_both_views``.)"""
+    blocks = []
+    for message in _messages(messages):
+        if message.role == "system":
+            continue
+        block = _block(message, _text(message)[0])
+        if block:
+            blocks.append(block)
+    return "\n\n".join(blocks)
 
 
 def _normalized(text: str) -> str:
