@@ -106,7 +106,6 @@ from stratagate.models import (
     UsageAudit,
     UsageReceipt,
     parse_input,
-    trusted,
 )
 from stratagate.options import MemoryOptions
 from stratagate.read.view import MemoryView
@@ -470,18 +469,13 @@ class StrataGate:
             new_id=options.make_id,
             max_chars=options.max_message_chars,
         )
-        # every field is checked above (a side yields at least one message), so the
-        # command is not validated a second time field by field
-        return trusted(
-            AppendTurn,
-            {
-                "command_id": new_command_id(),
-                "thread_id": thread,
-                "receipt_id": receipt_id,
-                "messages": messages,
-                "at": at,
-                "processing": processing,
-            },
+        return AppendTurn(
+            command_id=new_command_id(),
+            thread_id=thread,
+            receipt_id=receipt_id,
+            messages=messages,
+            at=at,
+            processing=processing,
         )
 
     def drain(self, timeout: float | None = None) -> None:

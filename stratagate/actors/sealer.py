@@ -141,18 +141,14 @@ class Sealer(Role):
         )
         verdicts = decide_turns(requests, seen)
         events: list[SettingsChanged | TurnAppended] = [
-            trusted(  # validated fields: the command's, stored messages, numbers from 1 up
-                TurnAppended,
-                {
-                    "type": "TurnAppended",
-                    "at": item.at,
-                    "turn": verdict.turn,
-                    "thread_id": item.thread_id,
-                    "thread_turn": verdict.thread_turn,
-                    "receipt_id": item.receipt_id,
-                    "command_id": item.command_id,
-                    "messages": messages,
-                },
+            TurnAppended(
+                turn=verdict.turn,
+                thread_id=item.thread_id,
+                thread_turn=verdict.thread_turn,
+                receipt_id=item.receipt_id,
+                command_id=item.command_id,
+                messages=messages,
+                at=item.at,
             )
             for item, messages, verdict in zip(turns, stored, verdicts, strict=True)
             if verdict.new and verdict.turn is not None and verdict.thread_turn is not None

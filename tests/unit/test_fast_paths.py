@@ -9,27 +9,18 @@ import uuid
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from projections.blocks import turn_digest
-from stratagate import StrataGate
 from stratagate.actors.extractor import added_by_caller, batch_job, batch_job_id
-from stratagate.actors.sealer import Sealer, stored_messages
+from stratagate.actors.sealer import stored_messages
 from stratagate.core.arguments import check_argument
 from stratagate.errors import InvalidInputError
-from stratagate.events import (
-    DomainEvent,
-    EventAdded,
-    ProjectionQueued,
-    SettingsChanged,
-    TurnAppended,
-    canonical_json,
-)
+from stratagate.events import EventAdded, ProjectionQueued, SettingsChanged, canonical_json
 from stratagate.events.codec import encode_all
 from stratagate.events.payloads import CardData, MessageData
-from stratagate.messages import AppendTurn
 from stratagate.models import RawMessage, ToolTrace, trusted
 from stratagate.options import new_id
 from stratagate.store.keys import DataCipher, canonical_text
@@ -241,70 +232,3 @@ def test_ensure_utc_is_the_conversion_it_skips_for_utc_values(value: datetime) -
         expected.hour,
         expected.microsecond,
     )
-
-
-SIDES = st.one_of(
-    st.text(max_size=20),
-    st.fixed_dictionaries(
-        {"content": st.text(max_size=20)},
-        optional={
-            "name": st.one_of(st.none(), st.text(max_size=5)),
-            "created_at": st.datetimes(datetime(1900, 1, 1), datetime(2200, 1, 1), timezones=ZONES),
-        },
-    ),
-)
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            SIDES,
-            SIDES,
-            st.one_of(st.none(), st.sampled_from(["t1", "t2"])),
-            st.booleans(),
-            st.one_of(
-                st.none(), st.datetimes(datetime(1900, 1, 1), datetime(2200, 1, 1), timezones=ZONES)
-            ),
-        ),
-        min_size=1,
-        max_size=4,
-    ),
-    st.sampled_from([True, False]),
-)
-def test_a_turn_s_command_and_event_are_the_validated_ones(
-    turns: list[tuple[object, object, str | None, bool, datetime | None]], defer: bool
-) -> None:
-    """``append_turn`` builds its ``AppendTurn`` and the sealer its ``TurnAppended`` without
-    validating them again: they equal, field for field, in field order and in their stored
-    text, what validation makes."""
-    appended: list[DomainEvent] = []
-    original = Sealer._append
-
-    def spy(self: Sealer, *events: DomainEvent, durable: bool = True) -> None:
-        appended.extend(events)
-        original(self, *events, durable=durable)
-
-    with pytest.MonkeyPatch.context() as patch, StrataGate.in_memory(block_turn_size=2) as memory:
-        patch.setattr(Sealer, "_append", spy)
-        for index, (user, assistant, thread_id, receipted, at) in enumerate(turns):
-            command = memory._turn_command(
-                user,
-                assistant,
-                thread_id=thread_id,
-                receipt_id=f"r{index}" if receipted else None,
-                created_at=at,
-                processing="defer" if defer else "wait",
-            )
-            validated = AppendTurn(**command.__dict__)
-            assert command == validated
-            assert list(command.__dict__) == list(AppendTurn.model_fields)
-            assert command.model_dump(mode="json") == validated.model_dump(mode="json")
-            memory._send(command)
-    events = [e for e in appended if isinstance(e, TurnAppended)]
-    assert events
-    for fast in events:
-        slow = TurnAppended.model_validate(fast.model_dump())
-        assert fast == slow
-        assert list(fast.__dict__) == list(TurnAppended.model_fields)
-        assert encode_all([fast], ["r:0"], None)[0] == encode_all([slow], ["r:0"], None)[0]
