@@ -216,7 +216,8 @@ def _block(message: RawMessage, text: str) -> str | None:
 
 
 def readable_transcript(messages: Iterable[RawMessage | Mapping[str, Any]]) -> str:
-    """L4: labelled, trimmed user/assistant/tool text and tool summaries; no system messages."""
+    """L4: labelled, trimmed user/assistant/tool text and tool summaries; no system messages.
+    (The seal makes it with L3 in one pass: ``_both_views``.)"""
     blocks = []
     for message in _messages(messages):
         if message.role == "system":
@@ -285,19 +286,7 @@ def _condensed_parts(text: str, conversational: bool, seen: set[str]) -> list[st
 
 def condense_transcript(messages: Iterable[RawMessage | Mapping[str, Any]]) -> str:
     """L3: the L4 form minus filler sentences and later copies of long or code-like paragraphs."""
-    blocks = []
-    seen: set[str] = set()
-    for message in _messages(messages):
-        if message.role == "system":
-            continue
-        text, is_record = _text(message)
-        conversational = message.role in ("user", "assistant")
-        if not is_record:
-            text = "\n\n".join(_condensed_parts(text, conversational, seen))
-        block = _block(message, text)
-        if block:
-            blocks.append(block)
-    return "\n\n".join(blocks)
+    return _both_views(_messages(messages))[1]
 
 
 def _plain_text(messages: list[RawMessage]) -> bool:
@@ -308,18 +297,42 @@ def _plain_text(messages: list[RawMessage]) -> bool:
     return not any(m.tool_calls or m.role == "tool" for m in messages)
 
 
+def _both_views(raw: list[RawMessage]) -> tuple[str, str, int]:
+    """L4 and L3 of ``raw`` in one pass over the messages, and L3's tokens less L4's. The
+    blocks are joined by whitespace, so a text's tokens are the sum of its blocks' (no run
+    crosses a join): only the blocks L3 changed are estimated."""
+    readable: list[str] = []
+    condensed: list[str] = []
+    more = 0
+    seen: set[str] = set()
+    for message in raw:
+        if message.role == "system":
+            continue
+        text, is_record = _text(message)
+        block = _block(message, text)
+        short = block
+        if not is_record:
+            kept = "\n\n".join(_condensed_parts(text, message.role in ("user", "assistant"), seen))
+            if kept != text:
+                short = _block(message, kept)
+                more += estimate_tokens(short or "") - estimate_tokens(block or "")
+        if block:
+            readable.append(block)
+        if short:
+            condensed.append(short)
+    return "\n\n".join(readable), "\n\n".join(condensed), more
+
+
 def deterministic_layers(messages: Iterable[RawMessage | Mapping[str, Any]]) -> DeterministicLayers:
     """L3, L4 and L5 of ``messages`` with the length guard applied (L3 <= L4 <= rendered L5)."""
     raw = _messages(messages)
-    readable = readable_transcript(raw)
-    readable_tokens = estimate_tokens(readable)
+    readable, condensed, more = _both_views(raw)
     if not _plain_text(raw):  # else L4 cannot outgrow L5: it need not be rendered to know
         rendered = render_raw(raw)
-        rendered_tokens = estimate_tokens(rendered)
-        if readable_tokens > rendered_tokens:
-            readable, readable_tokens = rendered, rendered_tokens
-    condensed = condense_transcript(raw)
-    if estimate_tokens(condensed) > readable_tokens:
+        if estimate_tokens(readable) > estimate_tokens(rendered):
+            readable = rendered
+            more = estimate_tokens(condensed) - estimate_tokens(rendered)
+    if more > 0:  # L3 would have more tokens than L4
         condensed = readable
     return DeterministicLayers(l3_condensed=condensed, l4_readable=readable, l5_raw=raw)
 

@@ -440,6 +440,24 @@ def test_the_guard_decides_as_when_it_always_renders_l5(messages: list[dict[str,
     assert (layers.l3_condensed, layers.l4_readable) == _full_guard(messages)
 
 
+PLAIN_MESSAGE = st.builds(
+    lambda role, content: {"id": "m", "role": role, "content": content, "created_at": T0},
+    st.sampled_from(["user", "assistant", "system"]),
+    CONTENT,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PLAIN_MESSAGE, max_size=8))
+def test_the_guard_on_plain_text_decides_as_the_full_estimates_do(
+    messages: list[dict[str, object]],
+) -> None:
+    """Without tools, the guard counts only the blocks L3 changed (``_both_views``): the same
+    decision as estimating both whole texts."""
+    layers = deterministic_layers(messages)
+    assert (layers.l3_condensed, layers.l4_readable) == _full_guard(messages)
+
+
 def _every_key_condensed(messages: list[dict[str, object]]) -> str:
     """L3 as it was made when every paragraph's key was normalised (the form before the
     shortcut for short ASCII paragraphs)."""
