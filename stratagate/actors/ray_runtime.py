@@ -149,6 +149,7 @@ _STORES = SharedStores()
 
 _DIRECTORIES: dict[str, Actor] = {}
 """The directory's handle, per Ray connection of this process (a new ``ray.init`` is another)."""
+_DIRECTORY_LOOKUP = threading.Lock()
 
 
 def directory(max_live: int, *, fresh: bool = False) -> Actor:
@@ -156,19 +157,20 @@ def directory(max_live: int, *, fresh: bool = False) -> Actor:
     again when ``fresh``: the one known was lost)."""
     context = ray.get_runtime_context()
     connection = f"{context.get_node_id()}|{context.get_job_id()}"  # node ids are random
-    handle = None if fresh else _DIRECTORIES.get(connection)
-    if handle is None:
-        # Detached: it must outlive the memory that happened to create it, or closing that
-        # memory would take the directory down and with it every host it owns (fate-sharing).
-        handle = Directory.options(  # type: ignore[attr-defined]
-            name=DIRECTORY_NAME,
-            namespace=RAY_NAMESPACE,
-            get_if_exists=True,
-            lifetime="detached",
-            max_concurrency=HOST_THREADS,  # it is also a host
-        ).remote(max_live)
-        _DIRECTORIES[connection] = handle
-    return handle
+    with _DIRECTORY_LOOKUP:  # memories opened at once by several threads: one lookup
+        handle = None if fresh else _DIRECTORIES.get(connection)
+        if handle is None:
+            # Detached: it must outlive the memory that happened to create it, or closing that
+            # memory would take the directory down and with it every host it owns (fate-sharing).
+            handle = Directory.options(  # type: ignore[attr-defined]
+                name=DIRECTORY_NAME,
+                namespace=RAY_NAMESPACE,
+                get_if_exists=True,
+                lifetime="detached",
+                max_concurrency=HOST_THREADS,  # it is also a host
+            ).remote(max_live)
+            _DIRECTORIES[connection] = handle
+        return handle
 
 
 def following(message: Message[Any]) -> tuple[Message[Any], ...] | None:
@@ -199,10 +201,13 @@ class RayRuntime:
     def __init__(
         self, database: str, namespace: str, options: MemoryOptions, *, recover: bool = True
     ) -> None:
+        ensure_ray(options.ray_address, options.ray_log_level)
+        # Asked for before the store is opened and the log checked: on a fresh cluster the
+        # directory and its pool start (their processes import) while this process does that.
+        self._directory = directory(options.max_live_namespaces)
         self.store: EventStore = _STORES.take(database)
         try:
             refuse_damaged_log(self.store, namespace)  # the whole chain: never extend a broken log
-            ensure_ray(options.ray_address, options.ray_log_level)
         except BaseException:
             _STORES.give_back(database)
             raise
@@ -218,7 +223,6 @@ class RayRuntime:
         self._lost = False
         self._sent_along: tuple[Message[Any], ...] | None = None
         try:
-            self._directory = directory(options.max_live_namespaces)
             if options.ray_prestart > _PRESTARTED.get(self._directory._actor_id, 0):
                 ray.get(self._directory.prestart.remote(options.ray_prestart))
                 _PRESTARTED[self._directory._actor_id] = options.ray_prestart
