@@ -17,11 +17,10 @@ import logging
 import os
 import pickle
 import statistics
-import sys
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -52,14 +51,6 @@ other call signatures) gets a directory of this version beside it, never a call 
 IMBALANCE = 1
 """How many namespaces more than a host still starting the started hosts may serve before a
 new namespace waits for that host (see ``least_busy``)."""
-DIRECTORY_WORK = 1
-"""How many namespaces the directory's own work (every activation and passivation, the
-leases) counts as when a new namespace is placed: its process serves fewer namespaces than the
-other hosts, so its activations wait less for the GIL of a process that also folds turns."""
-DIRECTORY_SWITCH_S = 0.001
-"""The directory process's GIL switch interval (Python's default is 5 ms): its activations
-wait for the GIL after each SQL statement and host call, behind threads that fold turns; a
-shorter interval hands it back to them sooner."""
 RELEASE_THREADS = 4
 """Passivations the directory's threads carry out at once (each waits for a host)."""
 RELEASE_SNAPSHOT_MIN = 200
@@ -264,7 +255,6 @@ class Directory(Hosting):
     created with ``max_concurrency=HOST_THREADS``)."""
 
     def __init__(self, max_live: int) -> None:
-        sys.setswitchinterval(DIRECTORY_SWITCH_S)
         self.max_live = max_live
         self.live: OrderedDict[str, _Activation] = OrderedDict()
         self._me: Actor = ray.get_runtime_context().current_actor
@@ -330,16 +320,11 @@ class Directory(Hosting):
 
     def _least_busy(self) -> Actor:
         """The started host serving the fewest namespaces, counting those it is still
-        releasing, and the directory's own work as ``DIRECTORY_WORK`` more once the pool has
-        started (while a host starts, the directory serves what the imbalance rule lets it)."""
+        releasing."""
         with self._lock:
             releasing = list(self._releasing.values())
+        load = Counter(a.host._actor_id for a in [*self.live.values(), *releasing])
         self._note_started()
-        load = placing_load(
-            [a.host._actor_id for a in [*self.live.values(), *releasing]],
-            self._me._actor_id,
-            DIRECTORY_WORK if not self._starting else 0,
-        )
         ids = [host._actor_id for host in self.hosts]
         chosen = least_busy(ids, self._starting.keys(), load)
         return self.hosts[ids.index(chosen)]
@@ -585,14 +570,6 @@ def least_busy(
     return chosen
 
 
-def placing_load(serving: Iterable[K], directory: K, directory_work: int) -> Counter[K]:
-    """The load ``least_busy`` weighs: namespaces per host (``serving``: each namespace's host),
-    the ``directory``'s counted ``directory_work`` more."""
-    load = Counter(serving)
-    load[directory] += directory_work
-    return load
-
-
 def pack(options: MemoryOptions) -> bytes:
     """A memory's options as the directory forwards them to a host without reading them."""
     return bytes(cloudpickle.dumps(options))  # type: ignore[no-untyped-call]
@@ -606,7 +583,6 @@ def unpack(packed: bytes) -> MemoryOptions:
 __all__ = [
     "CHANNEL_METHODS",
     "DIRECTORY_NAME",
-    "DIRECTORY_WORK",
     "HOST_PRELOAD",
     "IMBALANCE",
     "PRELOAD",
@@ -622,6 +598,5 @@ __all__ = [
     "namespace_key",
     "on_host",
     "pack",
-    "placing_load",
     "unpack",
 ]

@@ -201,13 +201,10 @@ class RayRuntime:
     def __init__(
         self, database: str, namespace: str, options: MemoryOptions, *, recover: bool = True
     ) -> None:
-        ensure_ray(options.ray_address, options.ray_log_level)
-        # Asked for before the store is opened and the log checked: on a fresh cluster the
-        # directory and its pool start (their processes import) while this process does that.
-        self._directory = directory(options.max_live_namespaces)
         self.store: EventStore = _STORES.take(database)
         try:
             refuse_damaged_log(self.store, namespace)  # the whole chain: never extend a broken log
+            ensure_ray(options.ray_address, options.ray_log_level)
         except BaseException:
             _STORES.give_back(database)
             raise
@@ -223,6 +220,7 @@ class RayRuntime:
         self._lost = False
         self._sent_along: tuple[Message[Any], ...] | None = None
         try:
+            self._directory = directory(options.max_live_namespaces)
             if options.ray_prestart > _PRESTARTED.get(self._directory._actor_id, 0):
                 ray.get(self._directory.prestart.remote(options.ray_prestart))
                 _PRESTARTED[self._directory._actor_id] = options.ray_prestart

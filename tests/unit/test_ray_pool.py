@@ -5,14 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from stratagate.actors.ray_pool import (
-    DIRECTORY_WORK,
-    from_here,
-    least_busy,
-    pack,
-    placing_load,
-    unpack,
-)
+from stratagate.actors.ray_pool import from_here, least_busy, pack, unpack
 from stratagate.options import MemoryOptions
 from tests.support.fresh_python import printed_by
 
@@ -46,16 +39,6 @@ def test_the_least_busy_started_host_then_the_first() -> None:
 
 def test_when_no_host_has_started_any_may_serve() -> None:
     assert least_busy(["a", "b"], {"a", "b"}, Counter(a=1)) == "b"
-
-
-def test_the_directory_serves_fewer_namespaces_than_the_other_host() -> None:
-    """Its own work (activations, passivations, leases) counts as a namespace: of three live
-    namespaces placed one after another on a started pool of two, the directory serves one."""
-    hosts, serving = ["directory", "host"], list[str]()
-    for _ in range(3):
-        load = placing_load(serving, "directory", DIRECTORY_WORK)
-        serving.append(least_busy(hosts, set(), load))
-    assert Counter(serving) == Counter(directory=1, host=2)
 
 
 def test_hosts_go_to_the_other_nodes_before_the_directorys_again() -> None:
