@@ -149,6 +149,7 @@ _STORES = SharedStores()
 
 _DIRECTORIES: dict[str, Actor] = {}
 """The directory's handle, per Ray connection of this process (a new ``ray.init`` is another)."""
+_DIRECTORY_LOOKUP = threading.Lock()
 
 
 def directory(max_live: int, *, fresh: bool = False) -> Actor:
@@ -156,19 +157,20 @@ def directory(max_live: int, *, fresh: bool = False) -> Actor:
     again when ``fresh``: the one known was lost)."""
     context = ray.get_runtime_context()
     connection = f"{context.get_node_id()}|{context.get_job_id()}"  # node ids are random
-    handle = None if fresh else _DIRECTORIES.get(connection)
-    if handle is None:
-        # Detached: it must outlive the memory that happened to create it, or closing that
-        # memory would take the directory down and with it every host it owns (fate-sharing).
-        handle = Directory.options(  # type: ignore[attr-defined]
-            name=DIRECTORY_NAME,
-            namespace=RAY_NAMESPACE,
-            get_if_exists=True,
-            lifetime="detached",
-            max_concurrency=HOST_THREADS,  # it is also a host
-        ).remote(max_live)
-        _DIRECTORIES[connection] = handle
-    return handle
+    with _DIRECTORY_LOOKUP:  # memories opened at once by several threads: one lookup
+        handle = None if fresh else _DIRECTORIES.get(connection)
+        if handle is None:
+            # Detached: it must outlive the memory that happened to create it, or closing that
+            # memory would take the directory down and with it every host it owns (fate-sharing).
+            handle = Directory.options(  # type: ignore[attr-defined]
+                name=DIRECTORY_NAME,
+                namespace=RAY_NAMESPACE,
+                get_if_exists=True,
+                lifetime="detached",
+                max_concurrency=HOST_THREADS,  # it is also a host
+            ).remote(max_live)
+            _DIRECTORIES[connection] = handle
+        return handle
 
 
 def following(message: Message[Any]) -> tuple[Message[Any], ...] | None:

@@ -22,7 +22,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, event, func, select, text
-from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
@@ -124,6 +123,7 @@ class SqlEventStore:
         self.url = engine.url.render_as_string(hide_password=True)
         self._clock = clock
         self._postgres = engine.dialect.name == "postgresql"
+        self._upsert = upsert_builder(self._postgres)
         self._sql = statements(engine.dialect.name)
         self._file_backed = engine.dialect.name == "sqlite" and not is_shared_memory(engine)
         self.counters = StoreCounters()
@@ -563,7 +563,7 @@ class SqlEventStore:
             "payload": bytes(snapshot.payload),
             "created_at": snapshot.created_at,
         }
-        insert = postgres_insert if self._postgres else sqlite_insert
+        insert = self._upsert
         statement = insert(schema.snapshots).values(values)
         statement = statement.on_conflict_do_update(
             index_elements=[schema.snapshots.c.namespace, schema.snapshots.c.key],
@@ -606,7 +606,7 @@ class SqlEventStore:
         durable append that uses them follows in the write-ahead log."""
         if not keys:
             return []
-        insert = postgres_insert if self._postgres else sqlite_insert
+        insert = self._upsert
         statement = (
             insert(schema.keys)
             .on_conflict_do_nothing(index_elements=[schema.keys.c.namespace, schema.keys.c.key_id])
@@ -949,6 +949,17 @@ class _DriverRun:
             self.cursor.execute(statement, params[0])
         else:
             self.cursor.executemany(statement, params)
+
+
+def upsert_builder(postgres: bool) -> Callable[..., Any]:
+    """The dialect's ``INSERT … ON CONFLICT`` builder. PostgreSQL's is imported only by a store
+    on PostgreSQL: importing it loads all of SQLAlchemy's PostgreSQL dialects, which a SQLite
+    process (every Ray host on a fresh cluster, inside the first open) would pay for nothing."""
+    if postgres:
+        from sqlalchemy.dialects.postgresql import insert
+
+        return insert
+    return sqlite_insert
 
 
 def _check_lease(lease: Lease, row: tuple[int, bool] | None) -> None:

@@ -1,5 +1,7 @@
 """A memory that keeps its log in this process imports no SQL toolkit and no asyncio: each
-is tens of MiB of a namespace's resident memory that such a memory never uses (issue 26)."""
+is tens of MiB of a namespace's resident memory that such a memory never uses (issue 26). A
+SQLite memory imports no PostgreSQL dialect: every Ray host imports what it needs on a fresh
+cluster, inside the first open."""
 
 from __future__ import annotations
 
@@ -21,6 +23,26 @@ print(sorted({name.split(".")[0] for name in sys.modules} & {"sqlalchemy", "asyn
 
 def test_an_in_memory_namespace_imports_neither_sqlalchemy_nor_asyncio() -> None:
     assert printed_by(CODE).split() == ["[]"]
+
+
+SQLITE = """
+import os
+import sys
+import tempfile
+from stratagate import StrataGate
+
+path = os.path.join(tempfile.mkdtemp(), "memory.db")
+with StrataGate.open(path, "ns", block_turn_size=2) as memory:
+    memory.append_turn("we pick a database", "noted")
+    memory.append_turn("sqlite it is", "ok")
+    memory.drain()
+    memory.search_raw_memory("database")
+print(sorted(name for name in sys.modules if name.startswith("sqlalchemy.dialects.postgresql")))
+"""
+
+
+def test_a_sqlite_memory_imports_no_postgresql_dialect() -> None:
+    assert printed_by(SQLITE).split() == ["[]"]
 
 
 def test_an_async_callback_still_runs() -> None:
