@@ -38,7 +38,15 @@ from typing import Any
 
 from bench_ingest import locomo_turns
 from bench_ray_plain import tree_sampler
-from benchkit import fresh_database, local_ray, print_table, sampling, tree_rss_mb, write_report
+from benchkit import (
+    fresh_database,
+    installed_bytecode,
+    local_ray,
+    print_table,
+    sampling,
+    tree_rss_mb,
+    write_report,
+)
 from sqlalchemy import text
 
 from stratagate import StrataGate
@@ -197,6 +205,7 @@ def main() -> None:
     parser.add_argument("--out", default="bench-results/bench_namespaces.json")
     args = parser.parse_args()
 
+    bytecode = installed_bytecode()
     turns = locomo_turns(5)
     columns = ["runtime", "namespaces", "completed", "turns", "elapsed_s", "turns_per_s",
                "cpu_ms_per_turn", "activation_p50_ms", "peak_rss_mb", "peak_processes", "actors_started",
@@ -229,6 +238,7 @@ def main() -> None:
             "max_seconds": args.max_seconds,
             "ray_num_cpus": 2,
         },
+        bytecode=bytecode,
         results=rows,
         ratios=ratios,
     )

@@ -33,6 +33,7 @@ from bench_ingest import locomo_turns
 from benchkit import (
     descendants,
     fresh_database,
+    installed_bytecode,
     local_ray,
     print_table,
     rss_mb,
@@ -186,6 +187,7 @@ def main() -> None:
     parser.add_argument("--out", default="bench-results/bench_ray_plain.json")
     args = parser.parse_args()
 
+    bytecode = installed_bytecode()
     turns = locomo_turns(5)
     with StrataGate.in_memory("imports", **model_options(args.models)) as memory:
         memory.append_turn("load the models' imports", "once, before any timing")
@@ -242,6 +244,7 @@ def main() -> None:
             "database": "sqlite",
             "ray_num_cpus": 2,
         },
+        bytecode=bytecode,
         load_average_before=[round(x, 2) for x in load_before],
         results=rows,
         medians=medians,

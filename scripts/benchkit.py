@@ -7,6 +7,8 @@ path); tests load it the same way.
 from __future__ import annotations
 
 import argparse
+import compileall
+import importlib.util
 import os
 import platform
 import statistics
@@ -137,6 +139,24 @@ def local_ray(enabled: bool = True) -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+
+
+def installed_bytecode(packages: Sequence[str] = ("stratagate", "projections")) -> str:
+    """Compile the measured checkout's packages to bytecode, as ``pip install`` does, and say so.
+
+    A process on this machine (``PYTHONDONTWRITEBYTECODE=1``) would otherwise compile every
+    module of a source checkout from scratch on each import, which an installed package never
+    does: a Ray host's imports take about a third more CPU that way (session 7's Ray
+    subsection), and the Ray benchmarks start several such processes inside the timed pass.
+    The bytecode goes where Python looks for it (``__pycache__``, ignored by git)."""
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise SystemExit(f"cannot find the package {package!r} to compile")
+        for location in spec.submodule_search_locations:
+            if not compileall.compile_dir(location, quiet=1):
+                raise SystemExit(f"could not compile {location}")
+    return "compiled before the run, as an installed package has it"
 
 
 def machine() -> dict[str, Any]:
