@@ -88,22 +88,30 @@ def new_master_key() -> str:
 class DataCipher:
     """One data key, ready to encrypt and open values (AES-GCM, synthetic nonces)."""
 
-    __slots__ = ("_aad", "_aead", "_nonces", "key_id")
+    __slots__ = ("_aad", "_aead", "_material", "_nonces", "key_id")
 
     def __init__(self, key_id: str, material: bytes) -> None:
         self.key_id = key_id
         self._aad = key_id.encode()
         self._aead = AESGCM(material)
-        nonce_key = hmac.digest(material, b"stratagate synthetic nonce", "sha256")
-        self._nonces = hmac.new(nonce_key, digestmod=hashlib.sha256)
+        self._material = material
+        self._nonces: hmac.HMAC | None = None
         """HMAC-SHA256 under the nonce key, copied for each nonce (half the cost of
-        ``hmac.digest``, which looks the hash up by name every time)."""
+        ``hmac.digest``, which looks the hash up by name every time); made by the first
+        ``encrypt``: a replay opens each card's key once and never encrypts with it."""
+
+    def _nonce_mac(self) -> hmac.HMAC:
+        mac = self._nonces
+        if mac is None:
+            nonce_key = hmac.digest(self._material, b"stratagate synthetic nonce", "sha256")
+            mac = self._nonces = hmac.new(nonce_key, digestmod=hashlib.sha256)
+        return mac
 
     def encrypt(self, values: list[Any]) -> str:
         """``values`` as one encrypted text (synthetic nonce): their canonical JSON texts, one
         a line (canonical JSON never holds a raw newline), so opening needs no JSON parse."""
         plaintext = "\n".join(canonical_text(value) for value in values).encode()
-        mac = self._nonces.copy()
+        mac = self._nonce_mac().copy()
         mac.update(plaintext)
         nonce = mac.digest()[:_NONCE]
         return binascii.b2a_base64(

@@ -152,6 +152,17 @@ def test_the_synthetic_nonce_is_the_hmac_of_the_values(values: list[object]) -> 
     assert DataCipher("thread:t@1", material).open(text) == values
 
 
+def test_a_cipher_that_opened_first_encrypts_as_a_fresh_one() -> None:
+    """The nonce key is derived on the first ``encrypt`` (a replay only opens): a cipher
+    that opened before, and encrypts twice, writes what a fresh one writes each time."""
+    material = bytes(range(32))
+    fresh = DataCipher("thread:t@1", material).encrypt(["a", 1, None])
+    used = DataCipher("thread:t@1", material)
+    assert used.open(fresh) == ["a", 1, None]
+    assert used.encrypt(["a", 1, None]) == fresh
+    assert used.encrypt(["a", 1, None]) == fresh
+
+
 @pytest.mark.parametrize("prefix", ["evt", "msg", "blk"])
 def test_default_ids_are_random_version_4_uuids(prefix: str) -> None:
     """``new_id`` without the ``UUID`` object still gives ``<prefix>_`` and a version 4
