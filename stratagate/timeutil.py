@@ -8,6 +8,7 @@ Event times (``happened_start`` and friends) may be partial ISO dates (``2023``,
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from datetime import UTC, date, datetime, timedelta
 
@@ -60,6 +61,7 @@ def format_utc(value: datetime) -> str:
     return utc.strftime(STRFTIME_UTC)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_iso_time(text: str) -> bool:
     """True when ``text`` is a partial ISO date or a full ISO-8601 timestamp."""
     try:

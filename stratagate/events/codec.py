@@ -115,13 +115,14 @@ def decode_payload(
         )
     try:
         current = schema_version == cls.schema_version
-        if keys is not None and is_encrypted(payload) and isinstance(payload, str):
+        encrypted = is_encrypted(payload)
+        if encrypted and keys is not None and isinstance(payload, str):
             opened = open_content_text(keys, payload)  # every key alive: values in place
             if opened is not None:
                 if current:  # the common case: one pass of pydantic
                     return cls.__pydantic_validator__.validate_json(opened)  # type: ignore[no-any-return]
-                payload = opened
-        if current and not is_encrypted(payload):
+                payload = opened  # an older version: upcast below
+        if current and not encrypted:
             return cls.__pydantic_validator__.validate_json(payload)  # type: ignore[no-any-return]
         data = open_data(event_type, payload, keys)
     except ValidationError as exc:

@@ -10,6 +10,7 @@ operation per key and event, however many fields. The keys are the store's
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -72,10 +73,13 @@ _PLANS: dict[str, tuple[tuple[Group, tuple[tuple[Path, str], ...]], ...]] = {
 object holding the field and the field's name, once (``field_slots`` does it per call)."""
 
 
+_MEMBER = f'"{ENCRYPTED}"'
+_MEMBER_BYTES = _MEMBER.encode()
+
+
 def is_encrypted(payload: str | bytes) -> bool:
     """Whether a payload text holds encrypted content."""
-    member = f'"{ENCRYPTED}"'
-    return (member in payload) if isinstance(payload, str) else (member.encode() in payload)
+    return (_MEMBER in payload) if isinstance(payload, str) else (_MEMBER_BYTES in payload)
 
 
 def open_content(keys: NamespaceKeys, event_type: str, data: dict[str, Any]) -> None:
@@ -119,7 +123,7 @@ def open_content_text(keys: NamespaceKeys, payload: str) -> str | None:
             cipher = keys.opener(key_id)
             if cipher is None:
                 return None
-            texts[canonical_text(key_id)] = cipher.open_texts(text)
+            texts[_reference_text(key_id)] = cipher.open_texts(text)
     rest = payload[end + 2 :] if payload[end + 1 : end + 2] == "," else payload[end + 1 :]
     parts = rest.split(_REFERENCE_START)
     out = ["{", parts[0]]
@@ -135,6 +139,13 @@ def open_content_text(keys: NamespaceKeys, payload: str) -> str | None:
     except (KeyError, IndexError, ValueError):  # not a reference this row sealed: the slow path
         return None
     return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _reference_text(key_id: str) -> str:
+    """A key id as a reference writes it (canonical JSON text), memoised: a replay meets the
+    same thread keys in every turn."""
+    return canonical_text(key_id)
 
 
 def _resolve(opened: Mapping[str, list[Any] | None], ref: Mapping[str, Any], redaction: Any) -> Any:

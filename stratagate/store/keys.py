@@ -90,18 +90,28 @@ class DataCipher:
 
     __slots__ = ("_aad", "_aead", "_nonces", "key_id")
 
-    def __init__(self, key_id: str, material: bytes) -> None:
+    def __init__(self, key_id: str, material: bytes, *, sealing: bool = True) -> None:
         self.key_id = key_id
         self._aad = key_id.encode()
         self._aead = AESGCM(material)
-        nonce_key = hmac.digest(material, b"stratagate synthetic nonce", "sha256")
-        self._nonces = hmac.new(nonce_key, digestmod=hashlib.sha256)
+        self._nonces: hmac.HMAC | None = None
         """HMAC-SHA256 under the nonce key, copied for each nonce (half the cost of
-        ``hmac.digest``, which looks the hash up by name every time)."""
+        ``hmac.digest``, which looks the hash up by name every time); ``None`` for a cipher
+        made to open only (a replay opens each card's key once and never encrypts with it)."""
+        if sealing:
+            nonce_key = hmac.digest(material, b"stratagate synthetic nonce", "sha256")
+            self._nonces = hmac.new(nonce_key, digestmod=hashlib.sha256)
+
+    @property
+    def seals(self) -> bool:
+        """Whether this cipher encrypts (a cipher made by ``NamespaceKeys.opener`` only opens)."""
+        return self._nonces is not None
 
     def encrypt(self, values: list[Any]) -> str:
         """``values`` as one encrypted text (synthetic nonce): their canonical JSON texts, one
         a line (canonical JSON never holds a raw newline), so opening needs no JSON parse."""
+        if self._nonces is None:
+            raise StorageError(f"the cipher of {self.key_id} was made to open only")
         plaintext = "\n".join(canonical_text(value) for value in values).encode()
         mac = self._nonces.copy()
         mac.update(plaintext)
@@ -219,7 +229,7 @@ class NamespaceKeys:
         if key_id is None:
             key_id = self._create(name)
         cipher = self._ciphers.get(key_id)
-        if cipher is None:
+        if cipher is None or not cipher.seals:  # none cached, or one made to open only
             cipher = self._ciphers.put(key_id, self._build(self._rows[key_id]))
         assert cipher is not None
         return cipher
@@ -294,7 +304,8 @@ class NamespaceKeys:
             raise StorageError(
                 f"namespace {self.namespace!r}: data key {key_id!r} is missing from the key table"
             )
-        return self._ciphers.put(key_id, None if row.material is None else self._build(row))
+        opener = None if row.material is None else self._build(row, sealing=False)
+        return self._ciphers.put(key_id, opener)
 
     # -- the key table ----------------------------------------------------------------------
 
@@ -315,12 +326,12 @@ class NamespaceKeys:
                     self._active.pop(name, None)
         self._loaded = True
 
-    def _build(self, row: DataKey) -> DataCipher:
+    def _build(self, row: DataKey, *, sealing: bool = True) -> DataCipher:
         assert row.material is not None
         material = row.material
         if row.wrapped is not None:
             material = self.keyring.unwrap(row, material)
-        return DataCipher(row.key_id, material)
+        return DataCipher(row.key_id, material, sealing=sealing)
 
     def names(self) -> dict[str, str]:
         """Every live key's id by its name (after a fresh load)."""

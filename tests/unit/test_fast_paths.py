@@ -17,13 +17,14 @@ from projections.blocks import turn_digest
 from stratagate.actors.extractor import added_by_caller, batch_job, batch_job_id
 from stratagate.actors.sealer import stored_messages
 from stratagate.core.arguments import check_argument
-from stratagate.errors import InvalidInputError
+from stratagate.errors import InvalidInputError, StorageError
 from stratagate.events import EventAdded, ProjectionQueued, SettingsChanged, canonical_json
 from stratagate.events.codec import encode_all
 from stratagate.events.payloads import CardData, MessageData
 from stratagate.models import RawMessage, ToolTrace, trusted
 from stratagate.options import new_id
-from stratagate.store.keys import DataCipher, canonical_text
+from stratagate.store.in_process import InProcessEventStore
+from stratagate.store.keys import DataCipher, canonical_text, keys_for
 from stratagate.store.records import EncodedEvent, NewEvent
 from stratagate.store.validation import check_batch, check_name
 from stratagate.timeutil import STRFTIME_UTC, ensure_utc, format_utc
@@ -150,6 +151,22 @@ def test_the_synthetic_nonce_is_the_hmac_of_the_values(values: list[object]) -> 
     expected = hmac.digest(nonce_key, plaintext, "sha256")[:12]
     assert binascii.a2b_base64(text)[:12] == expected
     assert DataCipher("thread:t@1", material).open(text) == values
+
+
+def test_a_key_opened_first_still_encrypts_as_a_fresh_cipher_does() -> None:
+    """A replay's ciphers are made to open only (no nonce key); asked for to encrypt, the
+    key's cipher is a sealing one, writing what a fresh cipher writes, every time."""
+    keys = keys_for(InProcessEventStore(), "ns")
+    key_id = keys.cipher("thread:t").key_id
+    keys.flush()
+    keys.forget()
+    opener = keys.opener(key_id)
+    assert opener is not None and not opener.seals
+    with pytest.raises(StorageError, match="open only"):
+        opener.encrypt(["a"])
+    text = keys.cipher("thread:t").encrypt(["a", 1, None])
+    assert opener.open(text) == ["a", 1, None]
+    assert keys.cipher("thread:t").encrypt(["a", 1, None]) == text
 
 
 @pytest.mark.parametrize("prefix", ["evt", "msg", "blk"])
