@@ -35,6 +35,20 @@ def turns(memory: StrataGate, count: int, *, thread: str | None = None, word: st
         memory.append_turn(f"turn {i} about {word or 'weather'}", "noted", thread_id=thread)
 
 
+def turns_cards_turns(
+    memory: StrataGate, first: int, cards: int, then: int, *, then_thread: str | None = None
+) -> None:
+    """Turns about a harbour, cards from the first block, then turns about a lighthouse: what
+    the search index defers to its first read, of both kinds, in fold order."""
+    turns(memory, first, word="harbour")
+    source = memory.list_blocks()[0].id
+    memory.add_events(
+        {"title": f"note {i}", "summary": f"decided {i}", "source_block_id": source}
+        for i in range(cards)
+    )
+    turns(memory, then, thread=then_thread, word="lighthouse")
+
+
 def test_turns_ask_and_a_background_thread_writes_a_snapshot_equal_to_a_replay(
     tmp_path: Path,
 ) -> None:
@@ -167,13 +181,7 @@ def test_the_writer_indexes_what_the_dump_would_in_slices_and_saves_the_same_sta
     dump, and what it saves is what a replay holds."""
     database = str(tmp_path / "memory.db")
     with StrataGate.open(database, "w", snapshot_every=0, block_turn_size=3) as memory:
-        turns(memory, 40, word="harbour")
-        source = memory.list_blocks()[0].id
-        memory.add_events(
-            {"title": f"note {i}", "summary": f"decided {i}", "source_block_id": source}
-            for i in range(20)
-        )
-        turns(memory, 5, word="lighthouse")
+        turns_cards_turns(memory, 40, 20, 5)
         store = store_of(memory)
         state = writer_of(memory)._fold(NamespaceKeys(keyring_for(store), "w"), set())
         search = state.models["search"]
@@ -187,13 +195,7 @@ def test_index_some_in_pieces_gives_the_postings_of_one_pass(tmp_path: Path) -> 
     order, as indexing them all on the first read."""
     database = str(tmp_path / "memory.db")
     with StrataGate.open(database, "w", snapshot_every=0, block_turn_size=3) as memory:
-        turns(memory, 17, word="harbour")
-        source = memory.list_blocks()[0].id
-        memory.add_events(
-            {"title": f"note {i}", "summary": f"kept {i}", "source_block_id": source}
-            for i in range(7)
-        )
-        turns(memory, 4, thread="other", word="lighthouse")
+        turns_cards_turns(memory, 17, 7, 4, then_thread="other")
         pieces, whole = replay(store_of(memory), "w"), replay(store_of(memory), "w")
     search = pieces.models["search"]
     assert isinstance(search, SearchIndex) and search._pending_raw and search._pending_events
