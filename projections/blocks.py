@@ -170,10 +170,12 @@ def _shared_l4(l3: str, l4: str) -> str:
 
 
 def _same_or_rows(
-    folded: list[MessageRow], stored: Sequence[MessageData]
+    folded: list[MessageRow], stored: Sequence[MessageData] | None
 ) -> tuple[MessageRow, ...]:
-    """A block's rows: the tail's already folded ones when they are the same messages (as a
-    seal's always are), else made from what the block stored."""
+    """A block's rows: the tail's already folded ones when the seal stored none (v2) or the
+    same messages (as a v1 seal's always are), else made from what the v1 block stored."""
+    if stored is None:
+        return tuple(folded)
     if [m.id for m in folded] == [m.id for m in stored] and all(
         a.content == b.content for a, b in zip(folded, stored, strict=True)
     ):

@@ -176,7 +176,6 @@ class LogWriter:
             summarizer="default",
             l3_condensed=layers.l3_condensed,
             l4_readable=layers.l4_readable,
-            l5_raw=convert_all(MessageData, layers.l5_raw),
             at=at,
         )
         thread.block_ids.append(block_id)

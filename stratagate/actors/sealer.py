@@ -267,7 +267,6 @@ class Sealer(Role):
             summarizer=describe(summarizer),
             l3_condensed=layers.l3_condensed,
             l4_readable=layers.l4_readable,
-            l5_raw=stored_messages(layers.l5_raw),
             at=self.options.now(),
         )
         return [started, sealed], layers.l5_raw

@@ -160,6 +160,12 @@ def _block_lifted_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "source": None}
 
 
+@upcaster("BlockSealed", 1)
+def _block_sealed_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """A v1 seal keeps the messages it stored: the fold reads them as before."""
+    return data
+
+
 @upcaster("ProjectionCompleted", 1)
 def _projection_completed_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     """v2 only encrypts element names and aliases: a v1 payload (names in clear) is a v2 one."""

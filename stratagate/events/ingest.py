@@ -48,9 +48,15 @@ class SealStarted(DomainEvent):
 
 @register
 class BlockSealed(DomainEvent):
-    """A block of turns is sealed with all six views (L0-L2 summary, L3, L4, L5 raw)."""
+    """A block of turns is sealed with all six views (L0-L2 summary, L3, L4, L5 raw).
+
+    Schema v2 seals store no messages (``l5_raw`` is ``None``): L5 is the sealed turns'
+    messages, already in the log as their ``TurnAppended`` events. v1 rows keep the list they
+    stored, and the fold keeps reading it.
+    """
 
     stream = INGEST
+    schema_version = 2
     type: Literal["BlockSealed"] = "BlockSealed"
     block_id: str
     thread_id: str | None
@@ -61,7 +67,8 @@ class BlockSealed(DomainEvent):
     summarizer: str
     l3_condensed: str
     l4_readable: str
-    l5_raw: list[MessageData]
+    l5_raw: list[MessageData] | None = None
+    """v1: the block's messages, stored again; v2: ``None``, the sealed turns' messages."""
 
 
 @register

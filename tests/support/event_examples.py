@@ -82,7 +82,6 @@ def examples(text: str) -> dict[str, dict[str, Any]]:
             "summarizer": "offline",
             "l3_condensed": text,
             "l4_readable": text,
-            "l5_raw": [message(text)],
         },
         "SealFailed": {"thread_id": None, "start_turn": 1, "end_turn": 2, "error": text},
         "BlockLifted": {"block_id": "blk_1", "level": 3, "anchor_position": 4, "source": "user"},
