@@ -21,6 +21,7 @@ from typing import Any, Literal, NamedTuple, Self
 
 from projections.lazy import LazyMap, keyed_of
 from projections.read_model import ReadModel, handles
+from stratagate.errors import LogIntegrityError
 from stratagate.events import (
     BlockSealed,
     ExternalImportRecorded,
@@ -183,6 +184,17 @@ def _same_or_rows(
     return tuple(message_row(m) for m in stored)
 
 
+def _check_sealed_tail(turns: Sequence[TailTurn], event: BlockSealed, at: Recorded) -> None:
+    """A seal's turns must be its thread's first open ones, else the log is damaged: a v2 seal
+    stores no messages to fall back on (a v1 seal fell back to the list it stored)."""
+    if [turn.thread_turn for turn in turns] != list(range(event.start_turn, event.end_turn + 1)):
+        raise LogIntegrityError(
+            f"the BlockSealed event at global position {at.position} seals turns "
+            f"{event.start_turn}-{event.end_turn} of its thread, which are not its open turns",
+            at.position,
+        )
+
+
 MessageRef = tuple[str, int, str | None]
 """Where a raw message lives: its thread key, turn and (once sealed) block. One per message
 for the whole history, so a plain tuple of strings and an int: the garbage collector stops
@@ -292,10 +304,13 @@ class BlocksModel(ReadModel):
         thread.seal_error = event.error
 
     @handles(BlockSealed)
-    def _sealed(self, event: BlockSealed, _: Recorded) -> None:
+    def _sealed(self, event: BlockSealed, recorded: Recorded) -> None:
         key = thread_key(event.thread_id)
-        thread = self.threads[key]
+        thread = self.threads.get(key)
         sealed_turns = event.end_turn - event.start_turn + 1
+        if thread is None or event.l5_raw is None:  # v2: L5 is these turns of the open tail
+            _check_sealed_tail(thread.tail[:sealed_turns] if thread else [], event, recorded)
+        assert thread is not None
         folded = [row for turn in thread.tail[:sealed_turns] for row in turn.rows]
         thread.tail = thread.tail[sealed_turns:]
         thread.block_ids.append(event.block_id)

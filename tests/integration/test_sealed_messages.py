@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from projections.state import NamespaceState
 from stratagate import StrataGate
+from stratagate.errors import LogIntegrityError
 from stratagate.events import BlockSealed, Recorded, TurnAppended, decode_payload
 from stratagate.events.payloads import MessageData
 from stratagate.models import RawMessage
@@ -89,6 +91,36 @@ def test_a_v1_seal_keeps_the_messages_it_stored() -> None:
         )
     (message,) = state.blocks.blocks["blk_1"].l5_raw
     assert (message.id, message.content) == ("msg_1", "hello")
+
+
+@pytest.mark.parametrize("turns_before", [0, 1, 2])
+def test_a_v2_seal_whose_turns_are_not_the_open_tail_is_log_damage(turns_before: int) -> None:
+    """A v2 seal stores no messages, so it cannot fall back on them: a seal of turn 2 after
+    no turn, after turn 1 only (the tail's first turn is another), or after turns 1 and 2
+    (its turn is not the tail's first) is damage named by the seal's position, never a block
+    with missing or wrong rows."""
+    frozen = orjson.loads((FIXTURES / "BlockSealed.v1.json").read_bytes())
+    seal = decode_payload("BlockSealed", 1, frozen["payload"])
+    assert isinstance(seal, BlockSealed) and seal.l5_raw is not None
+    turns = [
+        TurnAppended(turn=n, thread_id=None, thread_turn=n, messages=seal.l5_raw, at=seal.at)
+        for n in range(1, turns_before + 1)
+    ]
+    v2 = seal.model_copy(update={"l5_raw": None, "start_turn": 2, "end_turn": 2})
+    state = NamespaceState("ns")
+    events = [*turns, v2]
+    with pytest.raises(LogIntegrityError, match="global position 9") as caught:
+        for offset, event in enumerate(events):
+            state.apply(
+                Recorded(
+                    position=9 - len(events) + 1 + offset,
+                    namespace="ns",
+                    stream="ingest",
+                    stream_version=offset + 1,
+                    event=event,
+                )
+            )
+    assert caught.value.position == 9
 
 
 def test_the_frozen_v1_log_folds_as_its_v2_shape_does() -> None:
