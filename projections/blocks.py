@@ -308,10 +308,11 @@ class BlocksModel(ReadModel):
         key = thread_key(event.thread_id)
         thread = self.threads.get(key)
         sealed_turns = event.end_turn - event.start_turn + 1
+        turns = thread.tail[:sealed_turns] if thread else []
         if thread is None or event.l5_raw is None:  # v2: L5 is these turns of the open tail
-            _check_sealed_tail(thread.tail[:sealed_turns] if thread else [], event, recorded)
+            _check_sealed_tail(turns, event, recorded)
         assert thread is not None
-        folded = [row for turn in thread.tail[:sealed_turns] for row in turn.rows]
+        folded = [row for turn in turns for row in turn.rows]
         thread.tail = thread.tail[sealed_turns:]
         thread.block_ids.append(event.block_id)
         thread.seal_status = None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from projections.replay import apply_at, iter_records, load_snapshot, paused_gc, save_snapshot
@@ -178,21 +178,31 @@ class SnapshotWriter:
         if state is None:
             state = NamespaceState(self.namespace, self.components)
         rows = iter_records(self.store, self.namespace, after=state.position, keys=keys)
-        clock = time.perf_counter
-        until = clock() + SLICE_S
+        pause = _slices()
         for recorded in rows:
             apply_at(state, recorded)
             if isinstance(recorded.event, ERASURES):
                 erased.update(recorded.event.keys)
-            if clock() >= until:
-                time.sleep(YIELD_S)
-                until = clock() + SLICE_S
+            pause()
         for model in state.models.values():  # what its dump would do at once, in slices
             while model.index_some(INDEX_STEP):
-                if clock() >= until:
-                    time.sleep(YIELD_S)
-                    until = clock() + SLICE_S
+                pause()
         return state
+
+
+def _slices() -> Callable[[], None]:
+    """A call to make between small pieces of work: it sleeps ``YIELD_S`` once ``SLICE_S``
+    has passed since the last sleep."""
+    clock = time.perf_counter
+    until = clock() + SLICE_S
+
+    def pause() -> None:
+        nonlocal until
+        if clock() >= until:
+            time.sleep(YIELD_S)
+            until = clock() + SLICE_S
+
+    return pause
 
 
 __all__ = ["SnapshotSkipped", "SnapshotWriter", "WriterCounters"]

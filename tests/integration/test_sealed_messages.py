@@ -4,7 +4,6 @@ turns' messages; a v1 seal keeps the list it stored, and old logs fold as they a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -12,27 +11,10 @@ import pytest
 from projections.state import NamespaceState
 from stratagate import StrataGate
 from stratagate.errors import LogIntegrityError
-from stratagate.events import BlockSealed, Recorded, TurnAppended, decode_payload
+from stratagate.events import BlockSealed, TurnAppended, decode_payload
 from stratagate.events.payloads import MessageData
 from stratagate.models import RawMessage
-
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "events"
-
-
-def _fold(rows: list[dict[str, Any]]) -> NamespaceState:
-    state = NamespaceState("fixture")
-    for row in rows:
-        event = decode_payload(row["event_type"], row["schema_version"], row["payload"])
-        state.apply(
-            Recorded(
-                position=row["position"],
-                namespace="fixture",
-                stream=row["stream"],
-                stream_version=row["stream_version"],
-                event=event,
-            )
-        )
-    return state
+from tests.support.folding import FIXTURES, fold_events, fold_rows, frozen_log_rows
 
 
 def test_a_seal_stores_no_messages_and_its_block_reads_the_sealed_turns(tmp_path: Path) -> None:
@@ -79,16 +61,7 @@ def test_a_v1_seal_keeps_the_messages_it_stored() -> None:
         at=seal.at,
     )
     state = NamespaceState("ns")
-    for position, event in enumerate((turn, seal.model_copy(update={"end_turn": 1})), 1):
-        state.apply(
-            Recorded(
-                position=position,
-                namespace="ns",
-                stream="ingest",
-                stream_version=position,
-                event=event,
-            )
-        )
+    fold_events(state, [turn, seal.model_copy(update={"end_turn": 1})], last_position=2)
     (message,) = state.blocks.blocks["blk_1"].l5_raw
     assert (message.id, message.content) == ("msg_1", "hello")
 
@@ -107,26 +80,15 @@ def test_a_v2_seal_whose_turns_are_not_the_open_tail_is_log_damage(turns_before:
         for n in range(1, turns_before + 1)
     ]
     v2 = seal.model_copy(update={"l5_raw": None, "start_turn": 2, "end_turn": 2})
-    state = NamespaceState("ns")
-    events = [*turns, v2]
     with pytest.raises(LogIntegrityError, match="global position 9") as caught:
-        for offset, event in enumerate(events):
-            state.apply(
-                Recorded(
-                    position=9 - len(events) + 1 + offset,
-                    namespace="ns",
-                    stream="ingest",
-                    stream_version=offset + 1,
-                    event=event,
-                )
-            )
+        fold_events(NamespaceState("ns"), [*turns, v2], last_position=9)
     assert caught.value.position == 9
 
 
 def test_the_frozen_v1_log_folds_as_its_v2_shape_does() -> None:
     """A real v1 session (its seals storing their messages) folds to the same state, digest
     for digest, as the same log with every seal in the v2 shape (storing none)."""
-    rows = [orjson.loads(line) for line in (FIXTURES / "log.v1.jsonl").read_bytes().splitlines()]
+    rows = frozen_log_rows()
     seals = [row for row in rows if row["event_type"] == "BlockSealed"]
     assert seals and all(row["schema_version"] == 1 for row in seals)
     v2 = [
@@ -135,7 +97,7 @@ def test_the_frozen_v1_log_folds_as_its_v2_shape_does() -> None:
         else row
         for row in rows
     ]
-    v1_state, v2_state = _fold(rows), _fold(v2)
+    v1_state, v2_state = fold_rows(rows), fold_rows(v2)
     assert v1_state.digests() == v2_state.digests()
     for row in seals:
         data = orjson.loads(row["payload"])

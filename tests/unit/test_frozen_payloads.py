@@ -15,12 +15,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from projections.state import NamespaceState
-from stratagate.events import EVENT_TYPES, Recorded, decode_payload, encode
+from stratagate.events import EVENT_TYPES, decode_payload, encode
+from tests.support.folding import FIXTURES, fold_rows, frozen_log_rows
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "events"
 PAYLOADS = sorted(FIXTURES.glob("*.v*.json"))
-LOG = FIXTURES / "log.v1.jsonl"
 
 
 def load(path: Path) -> dict[str, object]:
@@ -58,20 +56,11 @@ def test_a_frozen_payload_decodes_and_upcasts(path: Path) -> None:
 def test_the_frozen_log_replays() -> None:
     """A real session's log (every role, failures, the gate, governance, an import and its
     undo) decodes row by row to the same text and folds into every read model."""
-    rows = [orjson.loads(line) for line in LOG.read_bytes().splitlines() if line]
-    state = NamespaceState("fixture")
+    rows = frozen_log_rows()
     for row in rows:
         event = decode_payload(row["event_type"], row["schema_version"], row["payload"])
         if row["schema_version"] == type(event).schema_version:
             assert encode(event, "x").payload == row["payload"], row["position"]
-        state.apply(
-            Recorded(
-                position=row["position"],
-                namespace="fixture",
-                stream=row["stream"],
-                stream_version=row["stream_version"],
-                event=event,
-            )
-        )
+    state = fold_rows(rows)
     assert state.position == rows[-1]["position"]
     assert len(state.blocks.blocks) > 10 and state.events.records and state.elements.elements
