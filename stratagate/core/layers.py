@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from stratagate.core.tokens import estimate_tokens
@@ -215,17 +215,20 @@ def _block(message: RawMessage, text: str) -> str | None:
     return f"{_label(message)}: " + "\n".join(parts) if parts else None
 
 
+def _readable(raw: list[RawMessage]) -> Iterator[tuple[RawMessage, str, bool, str | None]]:
+    """Each message L4 shows (not system ones): the message, its trimmed text, whether that
+    text is a tool record, and its labelled block (``None`` when empty)."""
+    for message in raw:
+        if message.role == "system":
+            continue
+        text, is_record = _text(message)
+        yield message, text, is_record, _block(message, text)
+
+
 def readable_transcript(messages: Iterable[RawMessage | Mapping[str, Any]]) -> str:
     """L4: labelled, trimmed user/assistant/tool text and tool summaries; no system messages.
     (The seal makes it with L3 in one pass: ``_both_views``.)"""
-    blocks = []
-    for message in _messages(messages):
-        if message.role == "system":
-            continue
-        block = _block(message, _text(message)[0])
-        if block:
-            blocks.append(block)
-    return "\n\n".join(blocks)
+    return "\n\n".join(block for *_, block in _readable(_messages(messages)) if block)
 
 
 def _normalized(text: str) -> str:
@@ -305,11 +308,7 @@ def _both_views(raw: list[RawMessage]) -> tuple[str, str, int]:
     condensed: list[str] = []
     more = 0
     seen: set[str] = set()
-    for message in raw:
-        if message.role == "system":
-            continue
-        text, is_record = _text(message)
-        block = _block(message, text)
+    for message, text, is_record, block in _readable(raw):
         short = block
         if not is_record:
             kept = "\n\n".join(_condensed_parts(text, message.role in ("user", "assistant"), seen))
