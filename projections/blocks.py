@@ -376,6 +376,11 @@ class BlocksModel(ReadModel):
         """The thread record, or ``None`` when the thread has no turns yet."""
         return self.threads.get(thread_key(thread_id))
 
+    def thread_turns(self, thread_id: str | None) -> int:
+        """Turns appended so far to the thread (``core.ingest.TurnsSoFar``)."""
+        thread = self.threads.get(thread_key(thread_id))
+        return 0 if thread is None else thread.turns
+
     def latest_position(self, thread_id: str | None) -> int:
         """Position of the newest sealed block of the thread (0 when none)."""
         thread = self.thread(thread_id)

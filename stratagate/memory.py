@@ -106,6 +106,7 @@ from stratagate.models import (
     UsageAudit,
     UsageReceipt,
     parse_input,
+    trusted,
 )
 from stratagate.options import MemoryOptions
 from stratagate.read.view import MemoryView
@@ -469,13 +470,18 @@ class StrataGate:
             new_id=options.make_id,
             max_chars=options.max_message_chars,
         )
-        return AppendTurn(
-            command_id=new_command_id(),
-            thread_id=thread,
-            receipt_id=receipt_id,
-            messages=messages,
-            at=at,
-            processing=processing,
+        # every field is checked above (a side yields at least one message): the command is
+        # not validated a second time field by field
+        return trusted(
+            AppendTurn,
+            {
+                "command_id": new_command_id(),
+                "thread_id": thread,
+                "receipt_id": receipt_id,
+                "messages": messages,
+                "at": at,
+                "processing": processing,
+            },
         )
 
     def drain(self, timeout: float | None = None) -> None:

@@ -85,7 +85,7 @@ class HostedNamespace:
         """No lock: the namespace's deliveries already take turns here."""
         return None
 
-    def idle(self, stage: Message[Any]) -> bool:
+    def idle(self, *stages: Message[Any]) -> bool:
         """Not known here: every stage is delivered."""
         return False
 

@@ -127,38 +127,48 @@ class InlineRuntime:
                 self._settled[type(message)] = (self.live.generation, self.live.state.position)
             return result
 
-    def idle(self, stage: Message[Any]) -> bool:
-        """Whether ``stage`` would find nothing to do (``_idle``): then it is settled here as
-        if delivered, and the pipeline need not deliver it."""
+    def idle(self, *stages: Message[Any]) -> bool:
+        """Whether every one of ``stages`` would find nothing to do (``_idle``): then each is
+        settled here as if delivered, and the pipeline need not deliver them."""
         with self._lock:
-            if not self._idle(stage):
+            if not self._idle(stages):
                 return False
-            self.skipped_stages += 1
-            self._settled[type(stage)] = (self.live.generation, self.live.state.position)
+            self.skipped_stages += len(stages)
+            settled = (self.live.generation, self.live.state.position)
+            for stage in stages:
+                self._settled[type(stage)] = settled
             return True
 
-    def _idle(self, stage: Message[Any]) -> bool:
-        """Whether ``stage`` would find nothing to do: it ran to its end since the state last
-        folded anything but this handle's own appends (``LiveState.journal``), and what this
-        handle appended since then is only turns, none of which filled a tail that may be
-        sealed. A retrying stage always runs (it looks at failed work too), and so does any
-        stage after a catch-up: a turn of another writer is that writer's to follow up, but
-        this handle does not tell its rows apart."""
-        switches = stage.__dict__  # a stage's fields (getattr on a missing one raises inside)
-        if switches.get("retry_failed") or switches.get("retry_skipped"):
-            return False
+    def _idle(self, stages: Sequence[Message[Any]]) -> bool:
+        """Whether every one of ``stages`` would find nothing to do: each ran to its end since
+        the state last folded anything but this handle's own appends (``LiveState.journal``),
+        and what this handle appended since the earliest of those ends is only turns, none of
+        which filled a tail that may be sealed (for a seal among them). A retrying stage always
+        runs (it looks at failed work too), and so does any stage after a catch-up: a turn of
+        another writer is that writer's to follow up, but this handle does not tell its rows
+        apart. One walk of the journal for all of them: looking from the earliest end is
+        stricter for a stage that ended later (``False``: then each stage is asked alone)."""
         live = self.live
-        settled = self._settled.get(type(stage))
-        if settled is None or settled[0] != live.generation:
-            return False
-        kinds = type(stage).__mro__  # not isinstance: a message class's is an ABC check
-        if QueueProjections in kinds:  # the jobs model holds what it would queue
-            return not live.state.jobs.unqueued
-        sealing = SealReady in kinds
+        since = live.state.position
+        sealing = False
+        for stage in stages:
+            switches = stage.__dict__  # a stage's fields (getattr on a missing one raises inside)
+            if switches.get("retry_failed") or switches.get("retry_skipped"):
+                return False
+            settled = self._settled.get(type(stage))
+            if settled is None or settled[0] != live.generation:
+                return False
+            kinds = type(stage).__mro__  # not isinstance: a message class's is an ABC check
+            if QueueProjections in kinds:  # the jobs model holds what it would queue
+                if live.state.jobs.unqueued:
+                    return False
+                continue
+            since = min(since, settled[1])
+            sealing = sealing or SealReady in kinds
         blocks = live.state.blocks
         size = blocks.block_turn_size
         for position, event_type, thread in reversed(live.journal):
-            if position <= settled[1]:
+            if position <= since:
                 break
             if event_type != TURN_APPENDED:
                 return False

@@ -146,9 +146,9 @@ class Runner(Protocol):
         """The answer of the handler of ``message`` (the registry's), now."""
         ...
 
-    def idle(self, stage: Message[Any]) -> bool:
-        """Whether the derived ``stage`` is known to find nothing to do now, without
-        delivering it (``False`` when the runner cannot tell: it is then delivered)."""
+    def idle(self, *stages: Message[Any]) -> bool:
+        """Whether every one of the derived ``stages`` is known to find nothing to do now,
+        without delivering it (``False`` when the runner cannot tell: each is then run)."""
         ...
 
     def start(self, messages: Sequence[Message[Any]]) -> None:
@@ -193,7 +193,7 @@ def _follow(run: Runner, processing: Processing, stages: Sequence[Message[Any]])
     (nothing yet unless it ran now)."""
     if processing == "background":
         run.start(stages)
-    if processing != "wait":
+    if processing != "wait" or run.idle(*stages):  # the plain turn: one look for the three
         return [], [], []
     sealed, events, elements = (run_stage(run, stage) for stage in stages)
     return sealed, events, elements

@@ -267,7 +267,7 @@ class RayRuntime:
         """No lock: the host already decides one message of the namespace at a time."""
         return None
 
-    def idle(self, stage: Message[Any]) -> bool:
+    def idle(self, *stages: Message[Any]) -> bool:
         """Not known here: every stage is delivered."""
         return False
 

@@ -66,7 +66,7 @@ class ReadOnlyRuntime:
         """No lock: this memory writes nothing."""
         return None
 
-    def idle(self, stage: Message[Any]) -> bool:
+    def idle(self, *stages: Message[Any]) -> bool:
         """Not known here: every stage is delivered."""
         return False
 

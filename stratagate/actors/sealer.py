@@ -18,7 +18,7 @@ from stratagate.actors.role import Role, Taken, error_text, handles
 from stratagate.callbacks import describe, invoke, is_local, validate_output
 from stratagate.core.decay import DEFAULT_BLOCK_LAMBDA, normalize_level
 from stratagate.core.default_summary import default_summary
-from stratagate.core.ingest import TurnRequest, TurnsSoFar, decide_turns
+from stratagate.core.ingest import TurnRequest, TurnVerdict, decide_turn, decide_turns
 from stratagate.core.layers import deterministic_layers
 from stratagate.errors import UnknownIdError
 from stratagate.events import (
@@ -67,6 +67,39 @@ def stored_messages(messages: Sequence[RawMessage]) -> list[MessageData]:
     return [trusted(MessageData, dict(m.__dict__)) for m in messages]
 
 
+def _request(command: AppendTurn, messages: list[MessageData]) -> TurnRequest:
+    """What the decider needs of one turn (its digest only with a receipt id)."""
+    receipt = command.receipt_id
+    return TurnRequest(
+        receipt,
+        command.command_id,
+        command.thread_id,
+        tuple(m.id for m in messages),
+        None if receipt is None else turn_digest(command.thread_id, messages),
+    )
+
+
+def _turn_appended(
+    command: AppendTurn, messages: list[MessageData], verdict: TurnVerdict
+) -> TurnAppended:
+    """The event of a new turn, not validated again: the command's fields are checked, the
+    messages stored ones, the numbers the decider's (from 1 up)."""
+    assert verdict.turn is not None and verdict.thread_turn is not None
+    return trusted(
+        TurnAppended,
+        {
+            "type": "TurnAppended",
+            "at": command.at,
+            "turn": verdict.turn,
+            "thread_id": command.thread_id,
+            "thread_turn": verdict.thread_turn,
+            "receipt_id": command.receipt_id,
+            "command_id": command.command_id,
+            "messages": messages,
+        },
+    )
+
+
 class Sealer(Role):
     """The only writer of the ingest stream."""
 
@@ -109,58 +142,42 @@ class Sealer(Role):
 
     @handles(AppendTurn)
     def append_turn(self, command: AppendTurn) -> TurnAck:
-        """Make one turn durable; a known receipt id or command id appends nothing."""
-        return self._append_turns([command])[0]
+        """Make one turn durable; a known receipt id or command id appends nothing. The
+        batch's rules (``decide_turn``) for a turn alone, without the batch's lists; the
+        digest only for a receipt id (nothing else reads it)."""
+        self.refresh()
+        blocks = self.state.blocks
+        messages = stored_messages(command.messages)
+        verdict = decide_turn(_request(command, messages), blocks)
+        if verdict.new:
+            self._append(*self._with_settings([_turn_appended(command, messages, verdict)]))
+        return trusted(TurnAck, {"turn": verdict.turn, "duplicate": verdict.duplicate})
 
     @handles(AppendTurns)
     def append_turns(self, command: AppendTurns) -> list[TurnAck]:
         """Make many turns durable in one atomic append (one commit); each turn is decided as
         if appended alone, after the turns before it in the batch (``core.ingest``)."""
-        return self._append_turns(command.turns)
-
-    def _append_turns(self, turns: list[AppendTurn]) -> list[TurnAck]:
         self.refresh()
-        blocks = self.state.blocks
+        turns = command.turns
         stored = [stored_messages(item.messages) for item in turns]
-        requests = [
-            TurnRequest(
-                receipt_id=item.receipt_id,
-                command_id=item.command_id,
-                thread_id=item.thread_id,
-                message_ids=tuple(m.id for m in item.messages),
-                digest=turn_digest(item.thread_id, messages),
-            )
-            for item, messages in zip(turns, stored, strict=True)
-        ]
-        seen = TurnsSoFar(
-            receipts=blocks.receipts,
-            commands=blocks.commands,
-            messages=blocks.messages,
-            turn=blocks.turn,
-            thread_turns=lambda thread_id: getattr(blocks.thread(thread_id), "turns", 0),
-        )
-        verdicts = decide_turns(requests, seen)
-        events: list[SettingsChanged | TurnAppended] = [
-            TurnAppended(
-                turn=verdict.turn,
-                thread_id=item.thread_id,
-                thread_turn=verdict.thread_turn,
-                receipt_id=item.receipt_id,
-                command_id=item.command_id,
-                messages=messages,
-                at=item.at,
-            )
+        requests = [_request(item, messages) for item, messages in zip(turns, stored, strict=True)]
+        verdicts = decide_turns(requests, self.state.blocks)
+        events = [
+            _turn_appended(item, messages, verdict)
             for item, messages, verdict in zip(turns, stored, verdicts, strict=True)
-            if verdict.new and verdict.turn is not None and verdict.thread_turn is not None
+            if verdict.new
         ]
-        if events and blocks.block_turn_size is None:  # a new namespace records its settings
-            size, lam = self.settings()
-            events.insert(
-                0, SettingsChanged(block_turn_size=size, block_decay_lambda=lam, at=events[0].at)
-            )
         if events:
-            self._append(*events)
+            self._append(*self._with_settings(events))
         return [TurnAck(turn=v.turn, duplicate=v.duplicate) for v in verdicts]
+
+    def _with_settings(self, events: list[TurnAppended]) -> list[SettingsChanged | TurnAppended]:
+        """``events``, after the settings a new namespace records with its first turn."""
+        if self.state.blocks.block_turn_size is not None:
+            return [*events]
+        size, lam = self.settings()
+        settings = SettingsChanged(block_turn_size=size, block_decay_lambda=lam, at=events[0].at)
+        return [settings, *events]
 
     @handles(SealReady)
     def seal_ready(self, command: SealReady) -> list[MemoryBlock]:

@@ -6,9 +6,9 @@ decision says; the decider reads nothing and writes nothing, so every rule here 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Container, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Collection, Container, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
 
 from stratagate.errors import InvalidInputError, ReceiptConflictError, UnknownIdError
 from stratagate.models import EventCardInput
@@ -24,24 +24,37 @@ class TurnRequest:
     command_id: str
     thread_id: str | None
     message_ids: tuple[str, ...]
-    digest: str
-    """The turn's content digest: what a receipt id names."""
+    digest: str | None
+    """The turn's content digest: what a receipt id names (``None`` without a receipt id:
+    nothing reads it then)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TurnsSoFar:
-    """What the log already holds of a namespace's turns."""
+class TurnsSoFar(Protocol):
+    """What the log already holds of a namespace's turns (the blocks model is one)."""
 
-    receipts: Mapping[str, str]
-    """Receipt id → the digest of the turn it names."""
-    commands: Mapping[str, int]
-    """Command id → the turn it appended (a retried command appends nothing)."""
-    messages: Container[str]
-    """Message ids already used."""
-    turn: int
-    """Turns appended so far, all threads."""
-    thread_turns: Callable[[str | None], int]
-    """Turns appended so far to one thread."""
+    @property
+    def receipts(self) -> Mapping[str, str]:
+        """Receipt id → the digest of the turn it names."""
+        ...
+
+    @property
+    def commands(self) -> Mapping[str, int]:
+        """Command id → the turn it appended (a retried command appends nothing)."""
+        ...
+
+    @property
+    def messages(self) -> Container[str]:
+        """Message ids already used."""
+        ...
+
+    @property
+    def turn(self) -> int:
+        """Turns appended so far, all threads."""
+        ...
+
+    def thread_turns(self, thread_id: str | None) -> int:
+        """Turns appended so far to one thread."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,48 +68,67 @@ class TurnVerdict:
     duplicate: bool = False
 
 
+@dataclass(slots=True)
+class TurnBatch:
+    """What the turns decided before one in a batch took: receipts, message ids, turns."""
+
+    turn: int
+    receipts: dict[str, str] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+    thread_turns: dict[str | None, int] = field(default_factory=dict)
+
+
+DUPLICATE = TurnVerdict(turn=None, duplicate=True)
+
+
 def decide_turns(requests: Sequence[TurnRequest], seen: TurnsSoFar) -> list[TurnVerdict]:
-    """Each request decided as if appended alone, after the ones before it in the batch.
+    """Each request decided as if appended alone, after the ones before it in the batch
+    (``decide_turn``). Either error of one means nothing of the batch is appended."""
+    batch = TurnBatch(seen.turn)
+    return [decide_turn(request, seen, batch, index) for index, request in enumerate(requests)]
+
+
+def decide_turn(
+    request: TurnRequest, seen: TurnsSoFar, batch: TurnBatch | None = None, index: int = 0
+) -> TurnVerdict:
+    """One request, after the turns before it in ``batch`` (none: a turn alone).
 
     A known receipt id with the same content is a duplicate, with other content a
     ``ReceiptConflictError``; a known command id answers its turn again; a message id used
-    before (or twice in the batch) is an ``InvalidInputError``. Either error means nothing of
-    the batch is appended.
+    before (or twice in the batch or the turn) is an ``InvalidInputError``.
     """
-    verdicts: list[TurnVerdict] = []
-    receipts: dict[str, str] = {}
-    used: set[str] = set()
-    thread_turns: dict[str | None, int] = {}
-    turn = seen.turn
-    for index, request in enumerate(requests):
-        receipt = request.receipt_id
-        known = None if receipt is None else seen.receipts.get(receipt, receipts.get(receipt))
+    receipt = request.receipt_id
+    if receipt is not None:
+        known = seen.receipts.get(receipt)
+        if known is None and batch is not None:
+            known = batch.receipts.get(receipt)
         if known is not None:
             if known != request.digest:
                 raise ReceiptConflictError(
                     f"turns[{index}]: receipt id {receipt!r} already names a different turn "
                     "(same id, other content): nothing was appended"
                 )
-            verdicts.append(TurnVerdict(turn=None, duplicate=True))
-            continue
-        if request.command_id in seen.commands:
-            verdicts.append(TurnVerdict(turn=seen.commands[request.command_id]))
-            continue
-        ids = request.message_ids
-        taken = [i for i in ids if i in seen.messages or i in used]
-        if taken or len(set(ids)) != len(ids):
-            raise InvalidInputError(
-                f"message ids already used: {', '.join(taken) or 'repeated in the turn'}"
-            )
-        used.update(ids)
-        if receipt is not None:
-            receipts[receipt] = request.digest
-        thread = request.thread_id
-        thread_turn = thread_turns.get(thread, seen.thread_turns(thread)) + 1
-        thread_turns[thread] = thread_turn
-        turn += 1
-        verdicts.append(TurnVerdict(turn=turn, thread_turn=thread_turn, new=True))
-    return verdicts
+            return DUPLICATE
+    turn = seen.commands.get(request.command_id)
+    if turn is not None:
+        return TurnVerdict(turn=turn)
+    ids = request.message_ids
+    used = () if batch is None else batch.used
+    taken = [i for i in ids if i in seen.messages or i in used]
+    if taken or len(set(ids)) != len(ids):
+        raise InvalidInputError(
+            f"message ids already used: {', '.join(taken) or 'repeated in the turn'}"
+        )
+    thread = request.thread_id
+    if batch is None:
+        return TurnVerdict(seen.turn + 1, seen.thread_turns(thread) + 1, new=True)
+    batch.used.update(ids)
+    if receipt is not None and request.digest is not None:
+        batch.receipts[receipt] = request.digest
+    thread_turn = batch.thread_turns.get(thread, seen.thread_turns(thread)) + 1
+    batch.thread_turns[thread] = thread_turn
+    batch.turn += 1
+    return TurnVerdict(turn=batch.turn, thread_turn=thread_turn, new=True)
 
 
 # -- imports -----------------------------------------------------------------------------------
@@ -189,9 +221,11 @@ __all__ = [
     "DecidedItem",
     "ImportDecision",
     "ImportStep",
+    "TurnBatch",
     "TurnRequest",
     "TurnVerdict",
     "TurnsSoFar",
     "decide_import",
+    "decide_turn",
     "decide_turns",
 ]

@@ -3,6 +3,8 @@ from what the log holds, with no store and no role."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,7 +12,6 @@ from hypothesis import strategies as st
 from stratagate.core.ingest import (
     DecidedItem,
     TurnRequest,
-    TurnsSoFar,
     decide_import,
     decide_turns,
 )
@@ -28,9 +29,22 @@ def request(n: int, *, thread: str | None = None, receipt: str | None = None) ->
     )
 
 
-def empty(turn: int = 0, threads: dict[str | None, int] | None = None) -> TurnsSoFar:
-    counts = threads or {}
-    return TurnsSoFar({}, {}, set(), turn, lambda thread: counts.get(thread, 0))
+@dataclass
+class Seen:
+    """What a log holds of turns (``core.ingest.TurnsSoFar``), as plain values."""
+
+    receipts: dict[str, str] = field(default_factory=dict)
+    commands: dict[str, int] = field(default_factory=dict)
+    messages: set[str] = field(default_factory=set)
+    turn: int = 0
+    threads: dict[str | None, int] = field(default_factory=dict)
+
+    def thread_turns(self, thread_id: str | None) -> int:
+        return self.threads.get(thread_id, 0)
+
+
+def empty(turn: int = 0, threads: dict[str | None, int] | None = None) -> Seen:
+    return Seen(turn=turn, threads=threads or {})
 
 
 @given(st.lists(st.sampled_from([None, "a", "b"]), max_size=12), st.integers(0, 50))
@@ -48,7 +62,7 @@ def test_new_turns_number_on_from_the_log_and_per_thread(
 
 
 def test_a_receipt_repeated_in_the_batch_or_the_log_is_a_duplicate_unless_it_differs() -> None:
-    seen = TurnsSoFar({"r0": "d0"}, {"c9": 7}, set(), 7, lambda _: 7)
+    seen = Seen({"r0": "d0"}, {"c9": 7}, set(), 7, {None: 7})
     same = TurnRequest("r0", "cx", None, ("x",), "d0")
     verdicts = decide_turns([same, request(1, receipt="r1"), request(9)], seen)
     assert [(v.duplicate, v.new, v.turn) for v in verdicts] == [
@@ -64,7 +78,7 @@ def test_a_receipt_repeated_in_the_batch_or_the_log_is_a_duplicate_unless_it_dif
 
 def test_a_message_id_used_before_or_twice_refuses_the_batch() -> None:
     with pytest.raises(InvalidInputError, match="u1"):
-        decide_turns([request(1)], TurnsSoFar({}, {}, {"u1"}, 0, lambda _: 0))
+        decide_turns([request(1)], Seen(messages={"u1"}))
     with pytest.raises(InvalidInputError, match="repeated"):
         decide_turns([TurnRequest(None, "c", None, ("m", "m"), "d")], empty())
 

@@ -60,8 +60,8 @@ class RecordingRunner:
         self.delivered.append(message)
         return self.answers.get(type(message), [])
 
-    def idle(self, stage: Message[Any]) -> bool:
-        return type(stage) in self.idle_stages
+    def idle(self, *stages: Message[Any]) -> bool:
+        return all(type(stage) in self.idle_stages for stage in stages)
 
     def start(self, messages: Sequence[Message[Any]]) -> None:
         self.started.append(tuple(messages))
