@@ -14,6 +14,7 @@ import ray
 from sqlalchemy import text
 
 from stratagate import StorageConflictError, StrataGate, StrataGateError
+from stratagate.actors.channel import Channel
 from stratagate.store.sql import open_event_store
 from tests.support.fakes import KeywordExtractor, SlowOn, TitleSummarizer
 
@@ -319,3 +320,28 @@ def test_the_directory_dying_with_its_namespaces_loses_nothing(
     finally:
         for memory in memories:
             memory.close()
+
+
+def test_the_directory_answers_opens_and_closes_on_its_channel(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    """A memory's open (``activate``) and close (``detach``) reach the directory on this
+    machine through its channel, as turns reach a host: no Ray call per namespace."""
+    from stratagate.actors.ray_pool import DIRECTORY_NAME, pack
+    from stratagate.options import MemoryOptions
+
+    database = str(tmp_path / "channel.db")
+    with StrataGate.open(database, "first", runtime="ray") as memory:
+        memory.append_turn("a note", "ok")
+    directory = ray.get_actor(DIRECTORY_NAME, namespace="stratagate")
+    _, path = ray.get(directory.channel.remote())
+    channel = Channel(path)
+    args = (database, "second", 8, pack(MemoryOptions()), True, True)
+    host = channel.call("activate", *args)
+    assert ray.get(host.ping.remote()) == "host"
+    assert channel.call("activate", *args)._actor_id == host._actor_id  # live: the same host
+    channel.call("detach", database, "second")
+    channel.call("detach", database, "second")
+    assert ray.get(directory.stats.remote())["open"] == 0
+    assert "second" in ray.get(host.serving.remote())  # detached, still live until the bound
+    channel.close()
