@@ -345,3 +345,34 @@ def test_the_directory_answers_opens_and_closes_on_its_channel(
     assert ray.get(directory.stats.remote())["open"] == 0
     assert "second" in ray.get(host.serving.remote())  # detached, still live until the bound
     channel.close()
+
+
+def test_a_host_killed_behind_the_directorys_back_is_replaced_at_an_open(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    """An open (the directory's ``activate``, answered on its channel's thread) that finds its
+    host dead retires it, starts another and serves the namespace; nothing is lost."""
+    from stratagate.actors.ray_pool import DIRECTORY_NAME
+
+    database = str(tmp_path / "replaced.db")
+    options = {"runtime": "ray", "max_live_namespaces": 16}
+    memories = [StrataGate.open(database, f"held{n}", **options) for n in range(4)]
+    try:
+        for memory in memories:
+            memory.append_turn("a note", "ok")
+        directory = ray.get_actor(DIRECTORY_NAME, namespace="stratagate")
+        started = ray.get(directory.stats.remote())["actors_started"]
+        [other] = {m._runtime._host for m in memories if m._runtime._host != directory}
+        os.kill(ray.get(other.pid.remote()), signal.SIGKILL)
+        for n in range(4):  # at least one of them is assigned to the dead host first
+            with StrataGate.open(database, f"new{n}", **options) as memory:
+                memory.append_turn("another note", "ok")
+                assert memory.turn == 1
+        stats = ray.get(directory.stats.remote())
+        assert stats["actors_started"] == started + 1 and stats["hosts"] == 2
+        for memory in memories:
+            memory.append_turn("after the loss", "ok")
+            assert memory.turn == 2 and memory.verify().ok
+    finally:
+        for memory in memories:
+            memory.close()
