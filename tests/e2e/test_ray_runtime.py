@@ -8,6 +8,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import ray
@@ -271,17 +272,23 @@ def test_a_directory_an_older_stratagate_started_is_left_alone(
         ray.kill(older)
 
 
+def noted(database: str, prefix: str, count: int, **options: Any) -> list[StrataGate]:
+    """``count`` memories on Ray, each holding one turn (the caller closes them)."""
+    memories = [
+        StrataGate.open(database, f"{prefix}{n}", runtime="ray", **options) for n in range(count)
+    ]
+    for memory in memories:
+        memory.append_turn("a note", "ok")
+    return memories
+
+
 def test_the_directory_is_the_pools_first_host(ray_cluster: None, tmp_path: Path) -> None:
     """A pool of one host per CPU is that many processes: the directory serves namespaces too
     (on a fresh cluster, one process and its imports fewer to start)."""
     from stratagate.actors.ray_pool import DIRECTORY_NAME
 
-    database = str(tmp_path / "pool.db")
-    options = {"runtime": "ray", "max_live_namespaces": 8}
-    memories = [StrataGate.open(database, f"ns{n}", **options) for n in range(6)]
+    memories = noted(str(tmp_path / "pool.db"), "ns", 6, max_live_namespaces=8)
     try:
-        for memory in memories:
-            memory.append_turn("a note", "ok")
         directory = ray.get_actor(DIRECTORY_NAME, namespace="stratagate")
         served = {ray.get(memory.handles.sealer.pid.remote()) for memory in memories}
         assert ray.get(directory.pid.remote()) in served
@@ -356,10 +363,8 @@ def test_a_host_killed_behind_the_directorys_back_is_replaced_at_an_open(
 
     database = str(tmp_path / "replaced.db")
     options = {"runtime": "ray", "max_live_namespaces": 16}
-    memories = [StrataGate.open(database, f"held{n}", **options) for n in range(4)]
+    memories = noted(database, "held", 4, max_live_namespaces=16)
     try:
-        for memory in memories:
-            memory.append_turn("a note", "ok")
         directory = ray.get_actor(DIRECTORY_NAME, namespace="stratagate")
         started = ray.get(directory.stats.remote())["actors_started"]
         [other] = {m._runtime._host for m in memories if m._runtime._host != directory}
