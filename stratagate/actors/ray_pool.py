@@ -42,9 +42,10 @@ if TYPE_CHECKING:
     from stratagate.options import MemoryOptions
 
 RAY_NAMESPACE = "stratagate"
-PROTOCOL = 2
+PROTOCOL = 3
 """The version of the calls between drivers, the directory and its hosts; raised whenever a
-signature changes (the directory's name carries it, see ``DIRECTORY_NAME``)."""
+signature changes, or the way a call travels (the directory's name carries it, see
+``DIRECTORY_NAME``). 3: the directory answers ``activate`` and ``detach`` on its channel."""
 DIRECTORY_NAME = f"stratagate-directory-v{PROTOCOL}"
 """The detached directory's name: a cluster whose directory an older stratagate started (with
 other call signatures) gets a directory of this version beside it, never a call it refuses."""
@@ -80,6 +81,10 @@ CHANNEL_METHODS = frozenset({"handle", "settle", "positioned_digests", "assign",
 """The host's calls that drivers and the directory on the same machine make through the host's
 channel (``stratagate.actors.channel``) instead of Ray: the ones made per turn and per
 namespace."""
+DIRECTORY_CHANNEL_METHODS = CHANNEL_METHODS | {"activate", "detach"}
+"""The directory's channel also answers the two calls every memory makes of it (at its open and
+at its close): a Ray call costs the caller and the directory about 0.6 ms of CPU each, the
+channel a fraction of that."""
 
 
 class NotAssignedError(StorageConflictError):
@@ -95,7 +100,8 @@ class Hosting:
     """Serving namespaces as they are assigned and released (a host's calls); the store
     connections outlive the assignments. Both actors below are hosts."""
 
-    def __init__(self) -> None:
+    def __init__(self, channel_methods: frozenset[str] = CHANNEL_METHODS) -> None:
+        """Import what the roles need; answer ``channel_methods`` on this host's channel."""
         from stratagate.actors import pipeline
 
         self.derived = pipeline.DERIVED
@@ -105,7 +111,7 @@ class Hosting:
         for modules in (*PRELOAD.values(), HOST_PRELOAD):
             for module in modules:
                 importlib.import_module(module)
-        self._channel = ChannelServer(self, CHANNEL_METHODS, within=sockets_directory())
+        self._channel = ChannelServer(self, channel_methods, within=sockets_directory())
         atexit.register(self._channel.close)
 
     def assign(
@@ -252,7 +258,8 @@ class Directory(Hosting):
     it is the first: it serves namespaces itself, so a pool of one host per CPU is that many
     processes (on a fresh cluster the pool's start is a process and its imports fewer). Its
     own calls take turns (``_serial``); its host calls run at once, as any host's (it is
-    created with ``max_concurrency=HOST_THREADS``)."""
+    created with ``max_concurrency=HOST_THREADS``). Drivers on its machine call ``activate`` and
+    ``detach`` on its channel, as they call a host's."""
 
     def __init__(self, max_live: int) -> None:
         self.max_live = max_live
@@ -278,7 +285,7 @@ class Directory(Hosting):
             RELEASE_THREADS, thread_name_prefix="stratagate-release"
         )
         self._grow(pool_size())  # warm from the start: the other hosts start while this one does
-        super().__init__()
+        super().__init__(DIRECTORY_CHANNEL_METHODS)
         threading.Thread(target=self._renew_leases, name="stratagate-leases", daemon=True).start()
 
     # -- pool -------------------------------------------------------------------------------
@@ -582,6 +589,7 @@ def unpack(packed: bytes) -> MemoryOptions:
 
 __all__ = [
     "CHANNEL_METHODS",
+    "DIRECTORY_CHANNEL_METHODS",
     "DIRECTORY_NAME",
     "HOST_PRELOAD",
     "IMBALANCE",

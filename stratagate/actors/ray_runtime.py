@@ -61,6 +61,7 @@ from stratagate.actors.ray_pool import (
     NotAssignedError,
     forget_channel,
     namespace_key,
+    on_host,
     pack,
 )
 from stratagate.actors.registry import Handles, host_of
@@ -236,14 +237,21 @@ class RayRuntime:
         bound = self.options.max_live_namespaces
         args = (self.database, self.namespace, bound, options, self.recover, attach)
         try:
-            host: Any = ray.get(self._directory.activate.remote(*args))
-        except RayActorError:  # the directory was stopped (ray.kill): make a new one
+            host: Any = self._ask_directory("activate", *args)
+        except (RayActorError, ChannelLost):  # the directory was stopped (ray.kill): a new one
             self._directory = directory(self.options.max_live_namespaces, fresh=True)
-            host = ray.get(self._directory.activate.remote(*args))
-        except RayTaskError as exc:
-            raise unwrap(exc) from None
+            host = self._ask_directory("activate", *args)
         self._host = cast(Actor, host)
         self._channel = _CHANNELS.of(host._actor_id, lambda: tuple(ray.get(host.channel.remote())))
+
+    def _ask_directory(self, method: str, *args: Any) -> Any:
+        """The directory's answer to a call made at every open or close: through its channel
+        when it runs on this machine (it is a host), else through Ray; a lost directory raises
+        ``RayActorError`` or ``ChannelLost``."""
+        try:
+            return on_host(self._directory, method, *args)
+        except RayTaskError as exc:
+            raise unwrap(exc) from None
 
     def _call(self, method: str, args: tuple[Any, ...], timeout: float | None) -> Any:
         """One call of the host's ``method``: through its channel when there is one, else Ray."""
@@ -390,8 +398,8 @@ class RayRuntime:
                 with contextlib.suppress(RayActorError, RayTaskError, StrataGateError):
                     self.drain()
                 self._pending = []
-            with contextlib.suppress(RayActorError):
-                ray.get(self._directory.detach.remote(self.database, self.namespace))
+            with contextlib.suppress(RayActorError, ChannelLost):
+                self._ask_directory("detach", self.database, self.namespace)
         finally:
             keys_for(self.store, self.namespace).forget()  # the store outlives this memory
             _STORES.give_back(self.database)

@@ -8,12 +8,14 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import ray
 from sqlalchemy import text
 
 from stratagate import StorageConflictError, StrataGate, StrataGateError
+from stratagate.actors.channel import Channel
 from stratagate.store.sql import open_event_store
 from tests.support.fakes import KeywordExtractor, SlowOn, TitleSummarizer
 
@@ -270,17 +272,23 @@ def test_a_directory_an_older_stratagate_started_is_left_alone(
         ray.kill(older)
 
 
+def noted(database: str, prefix: str, count: int, **options: Any) -> list[StrataGate]:
+    """``count`` memories on Ray, each holding one turn (the caller closes them)."""
+    memories = [
+        StrataGate.open(database, f"{prefix}{n}", runtime="ray", **options) for n in range(count)
+    ]
+    for memory in memories:
+        memory.append_turn("a note", "ok")
+    return memories
+
+
 def test_the_directory_is_the_pools_first_host(ray_cluster: None, tmp_path: Path) -> None:
     """A pool of one host per CPU is that many processes: the directory serves namespaces too
     (on a fresh cluster, one process and its imports fewer to start)."""
     from stratagate.actors.ray_pool import DIRECTORY_NAME
 
-    database = str(tmp_path / "pool.db")
-    options = {"runtime": "ray", "max_live_namespaces": 8}
-    memories = [StrataGate.open(database, f"ns{n}", **options) for n in range(6)]
+    memories = noted(str(tmp_path / "pool.db"), "ns", 6, max_live_namespaces=8)
     try:
-        for memory in memories:
-            memory.append_turn("a note", "ok")
         directory = ray.get_actor(DIRECTORY_NAME, namespace="stratagate")
         served = {ray.get(memory.handles.sealer.pid.remote()) for memory in memories}
         assert ray.get(directory.pid.remote()) in served
@@ -316,6 +324,60 @@ def test_the_directory_dying_with_its_namespaces_loses_nothing(
             memory.drain(timeout=120)
             assert memory.turn == 3 and memory.verify().ok
             assert len(memory.list_blocks()) == 1
+    finally:
+        for memory in memories:
+            memory.close()
+
+
+def test_the_directory_answers_opens_and_closes_on_its_channel(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    """A memory's open (``activate``) and close (``detach``) reach the directory on this
+    machine through its channel, as turns reach a host: no Ray call per namespace."""
+    from stratagate.actors.ray_pool import DIRECTORY_NAME, pack
+    from stratagate.options import MemoryOptions
+
+    database = str(tmp_path / "channel.db")
+    with StrataGate.open(database, "first", runtime="ray") as memory:
+        memory.append_turn("a note", "ok")
+    directory = ray.get_actor(DIRECTORY_NAME, namespace="stratagate")
+    _, path = ray.get(directory.channel.remote())
+    channel = Channel(path)
+    args = (database, "second", 8, pack(MemoryOptions()), True, True)
+    host = channel.call("activate", *args)
+    assert ray.get(host.ping.remote()) == "host"
+    assert channel.call("activate", *args)._actor_id == host._actor_id  # live: the same host
+    channel.call("detach", database, "second")
+    channel.call("detach", database, "second")
+    assert ray.get(directory.stats.remote())["open"] == 0
+    assert "second" in ray.get(host.serving.remote())  # detached, still live until the bound
+    channel.close()
+
+
+def test_a_host_killed_behind_the_directorys_back_is_replaced_at_an_open(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    """An open (the directory's ``activate``, answered on its channel's thread) that finds its
+    host dead retires it, starts another and serves the namespace; nothing is lost."""
+    from stratagate.actors.ray_pool import DIRECTORY_NAME
+
+    database = str(tmp_path / "replaced.db")
+    options = {"runtime": "ray", "max_live_namespaces": 16}
+    memories = noted(database, "held", 4, max_live_namespaces=16)
+    try:
+        directory = ray.get_actor(DIRECTORY_NAME, namespace="stratagate")
+        started = ray.get(directory.stats.remote())["actors_started"]
+        [other] = {m._runtime._host for m in memories if m._runtime._host != directory}
+        os.kill(ray.get(other.pid.remote()), signal.SIGKILL)
+        for n in range(4):  # at least one of them is assigned to the dead host first
+            with StrataGate.open(database, f"new{n}", **options) as memory:
+                memory.append_turn("another note", "ok")
+                assert memory.turn == 1
+        stats = ray.get(directory.stats.remote())
+        assert stats["actors_started"] == started + 1 and stats["hosts"] == 2
+        for memory in memories:
+            memory.append_turn("after the loss", "ok")
+            assert memory.turn == 2 and memory.verify().ok
     finally:
         for memory in memories:
             memory.close()
