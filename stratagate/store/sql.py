@@ -229,37 +229,37 @@ class SqlEventStore:
         an append's time outside SQLite, measured in ``docs/BENCHMARKS.md``)."""
         assert self._writers is not None and self._writer is not None
         assert self._checkpoints is not None
-        writer = self._writer
-        with self._writers.turn(), writer.lock:
-            driver = writer.connection()
-            cursor: sqlite3.Cursor | None = None
-            try:
-                cursor = driver.cursor()
+        writer, queue = self._writer, self._writers
+        queue.enter()  # no generator: ``_FileQueue.turn`` without its frame, on every append
+        try:
+            with writer.lock:
+                cursor = writer.cursor()
                 run = _DriverRun(cursor, self.counters)
-                run.one("BEGIN IMMEDIATE", {})
-                rows = self._append_in(
-                    run, namespace, stream, batch, expected_version, lease, fence
-                )
-                driver.execute("COMMIT")
-                if run.head is not None:
-                    writer.appended(namespace, run.head)
-            except sqlite3.IntegrityError as exc:
-                raise StorageConflictError(
-                    f"a concurrent write clashed with this one on {self.url}: {exc}"
-                ) from exc
-            except sqlite3.Error as exc:
-                raise StorageError(f"event store {self.url} failed: {exc}") from exc
-            finally:
-                # refused or failed: nothing of it stays, and a connection that cannot even
-                # roll back is not used again (the next append opens another)
                 try:
-                    if driver.in_transaction:
-                        writer.forget()
-                        driver.execute("ROLLBACK")
-                    if cursor is not None:
-                        cursor.close()
-                except sqlite3.Error:
-                    writer.close()
+                    run.one("BEGIN IMMEDIATE", {})
+                    rows = self._append_in(
+                        run, namespace, stream, batch, expected_version, lease, fence
+                    )
+                    cursor.execute("COMMIT")
+                    if run.head is not None:
+                        writer.appended(namespace, run.head)
+                except sqlite3.IntegrityError as exc:
+                    raise StorageConflictError(
+                        f"a concurrent write clashed with this one on {self.url}: {exc}"
+                    ) from exc
+                except sqlite3.Error as exc:
+                    raise StorageError(f"event store {self.url} failed: {exc}") from exc
+                finally:
+                    # refused or failed: nothing of it stays, and a connection that cannot
+                    # even roll back is not used again (the next append opens another)
+                    try:
+                        if cursor.connection.in_transaction:
+                            writer.forget()
+                            cursor.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        writer.close()
+        finally:
+            queue.leave()
         self._checkpoints.committed()
         return rows
 
@@ -1047,6 +1047,18 @@ def _check_head(
 _ENGINE_TURNS: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.WeakKeyDictionary()
 """One decision lock per engine: stores sharing a database in memory share it too."""
 
+_FORKS = [0]
+"""Forks between this process and the one that started the lineage: a descriptor or connection
+made under another count is a parent's (compared on every append, where ``os.getpid`` would be
+a system call each time)."""
+
+
+def _forked() -> None:
+    _FORKS[0] += 1
+
+
+os.register_at_fork(after_in_child=_forked)
+
 
 class _FileQueue:
     """An ``flock`` on one file beside a SQLite database, taken again freely by the thread that
@@ -1061,35 +1073,50 @@ class _FileQueue:
         self.path = path
         self._lock = threading.RLock()
         self._descriptor: int | None = None
-        self._pid = 0
+        self._forks = -1
         self._depth = 0
 
     @contextmanager
     def turn(self) -> Iterator[None]:
-        with self._lock:
+        self.enter()
+        try:
+            yield
+        finally:
+            self.leave()
+
+    def enter(self) -> None:
+        """Take the lock (``turn`` without a generator, for the appends' hot path)."""
+        self._lock.acquire()
+        try:
             if self._depth == 0:
                 self._acquire()
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0 and self._descriptor is not None:
-                    fcntl.flock(self._descriptor, fcntl.LOCK_UN)
+        except BaseException:
+            self._lock.release()
+            raise
+        self._depth += 1
+
+    def leave(self) -> None:
+        """Give back what ``enter`` took."""
+        self._depth -= 1
+        try:
+            if self._depth == 0 and self._descriptor is not None:
+                fcntl.flock(self._descriptor, fcntl.LOCK_UN)
+        finally:
+            self._lock.release()
 
     def _acquire(self) -> None:
-        if self._descriptor is None or self._pid != os.getpid():  # a forked child: its own
+        if self._descriptor is None or self._forks != _FORKS[0]:  # a forked child: its own
             try:
                 self._descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
             except OSError:
                 self._descriptor = None  # cannot make it (a read-only directory): SQLite's queue
                 return
-            self._pid = os.getpid()
+            self._forks = _FORKS[0]
         fcntl.flock(self._descriptor, fcntl.LOCK_EX)
 
     def close(self) -> None:
         with self._lock:
-            if self._descriptor is not None and self._pid == os.getpid():
+            if self._descriptor is not None and self._forks == _FORKS[0]:
                 os.close(self._descriptor)
             self._descriptor = None
 
@@ -1112,14 +1139,16 @@ class _Writer:
         self._url = url
         self.lock = threading.RLock()
         self._driver: sqlite3.Connection | None = None
-        self._pid = 0
+        self._cursor: sqlite3.Cursor | None = None
+        self._forks = -1
         self._version: int | None = None
         self._heads: dict[str, int] = {}
         self._head_sql = f"SELECT last_position FROM {schema.heads.name} WHERE namespace = ?"
 
-    def connection(self) -> sqlite3.Connection:
-        """The connection (made on first use, and again in a forked child); hold ``lock``."""
-        if self._driver is None or self._pid != os.getpid():
+    def cursor(self) -> sqlite3.Cursor:
+        """The connection's one cursor (made on first use, and again in a forked child); hold
+        ``lock``. Every statement on it is run to its end, so it keeps no read transaction."""
+        if self._cursor is None or self._forks != _FORKS[0]:
             try:
                 raw = self._engine.raw_connection()
             except SQLAlchemyError as exc:
@@ -1127,23 +1156,23 @@ class _Writer:
             driver = raw.driver_connection
             assert isinstance(driver, sqlite3.Connection)
             raw.detach()  # this store's own from now on: the pool neither resets nor reuses it
-            self._driver, self._pid = driver, os.getpid()
+            self._driver, self._cursor, self._forks = driver, driver.cursor(), _FORKS[0]
             self._version, self._heads = None, {}
-        return self._driver
+        return self._cursor
 
     def head(self, namespace: str) -> int:
         """The namespace's head: remembered while no other connection has committed."""
         with self.lock:
             try:
-                driver = self.connection()
+                cursor = self.cursor()
                 # fetchall finishes each statement: one left open would keep its read
                 # transaction, and every later probe would see that old snapshot
-                ((version,),) = driver.execute("PRAGMA data_version").fetchall()
+                ((version,),) = cursor.execute("PRAGMA data_version").fetchall()
                 if version != self._version:
                     self._version, self._heads = version, {}
                 found = self._heads.get(namespace)
                 if found is None:
-                    rows = driver.execute(self._head_sql, (namespace,)).fetchall()
+                    rows = cursor.execute(self._head_sql, (namespace,)).fetchall()
                     found = self._heads[namespace] = int(rows[0][0]) if rows else 0
             except sqlite3.Error as exc:
                 raise StorageError(f"reading the head of {namespace!r} failed: {exc}") from exc
@@ -1160,10 +1189,10 @@ class _Writer:
 
     def close(self) -> None:
         with self.lock:
-            if self._driver is not None and self._pid == os.getpid():
+            if self._driver is not None and self._forks == _FORKS[0]:
                 with contextlib.suppress(sqlite3.Error):
                     self._driver.close()
-            self._driver = None
+            self._driver = self._cursor = None
 
 
 class StoreCounters:

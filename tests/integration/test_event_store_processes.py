@@ -177,3 +177,37 @@ def test_processes_appending_to_distinct_namespaces_lose_nothing(
             assert store.verify_chain(name) is None
         everything = store.read_all()
         assert len({row.global_position for row in everything}) == WORKERS * expected
+
+
+def test_a_forked_child_queues_behind_its_parent_on_descriptors_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """A child forked from a writer appends through the parent's store object: it opens its own
+    queue descriptor and connection (an ``flock`` is shared by every copy of one descriptor,
+    so on the parent's it would not wait), and lands after the parent lets go."""
+    store = open_event_store(tmp_path / "log.db")
+    store.append("ns", "s", [NewEvent("parent-0", "Ticked", 1, "{}")], 0)
+    go_read, go_write = os.pipe()
+    done_read, done_write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        code = 1
+        try:
+            os.read(go_read, 1)
+            store.append("ns", "s", [NewEvent("child-0", "Ticked", 1, "{}")], None)
+            os.write(done_write, repr(time.monotonic()).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    assert store._writers is not None
+    with store._writers.turn():  # the parent holds the writers' queue
+        os.write(go_write, b"g")
+        time.sleep(0.5)
+        released = time.monotonic()
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    landed = float(os.read(done_read, 64))
+    assert landed >= released  # it waited for the parent's turn
+    assert [row.event_id for row in store.read("ns")] == ["parent-0", "child-0"]
+    assert store.verify_chain("ns") is None
+    store.close()
