@@ -4,7 +4,7 @@ SQLite's default (``wal_autocheckpoint`` = 1,000 pages) checkpoints in the commi
 crosses the threshold: that commit copies the log into the database file and flushes it, so
 one append in a few hundred paid a pause many times its own cost while holding the write
 lock. The store's connections turn that off (``engines``) and count their commits here; every
-``CHECKPOINT_EVERY`` commits, or after a large one (a snapshot), a background thread runs a
+``CHECKPOINT_EVERY`` commits a background thread runs a
 ``PASSIVE`` checkpoint on a connection of its own. A passive checkpoint takes no write lock and
 waits for no one (writers go on appending to the log meanwhile), and the sqlite3 module
 releases the GIL while it runs; its last pass, which copies only what was committed during
@@ -42,11 +42,11 @@ class Checkpointer:
         self.done = 0
         """Background checkpoints that ran to the end (for tests and benchmarks)."""
 
-    def committed(self, *, large: bool = False) -> None:
-        """One more commit; after ``every`` of them, or a ``large`` one, start a checkpoint
-        unless one is running (the count then goes on: the next commit tries again)."""
+    def committed(self) -> None:
+        """One more commit; after ``every`` of them, start a checkpoint unless one is running
+        (the count then goes on: the next commit tries again)."""
         self._commits += 1
-        if self._closed or (self._commits < self.every and not large):
+        if self._closed or self._commits < self.every:
             return
         with self._lock:
             if self._thread is not None and self._thread.is_alive():

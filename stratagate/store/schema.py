@@ -5,7 +5,8 @@
 written in the same transaction as every append, so ``head``/``count``/``namespaces`` and the
 next ``prev_hash`` cost one key lookup however long the log is. ``stratagate_leases`` holds the
 writer lease of each namespace (epoch and holder, see ``stratagate.store.leases``).
-``stratagate_snapshots`` holds disposable read-model checkpoints. ``stratagate_keys`` holds the
+``stratagate_snapshots`` holds disposable read-model checkpoints (on a SQLite file a row names its
+payload's file, ``stratagate.store.snapshot_files``). ``stratagate_keys`` holds the
 data keys of encrypted content (crypto-shredding) and ``stratagate_purges`` one audit record per
 physically purged namespace. ``stratagate_meta`` holds
 ``layout_version``. On PostgreSQL the sequence ``stratagate_global_position_seq`` hands out

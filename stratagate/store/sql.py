@@ -56,6 +56,7 @@ from stratagate.store.records import (
     Snapshot,
     StoredEvent,
 )
+from stratagate.store.snapshot_files import SnapshotFiles
 from stratagate.store.statements import statements
 from stratagate.store.validation import (
     check_batch,
@@ -137,6 +138,8 @@ class SqlEventStore:
             self._writers = _FileQueue(f"{engine.url.database}.writers")
             self._decisions = _FileQueue(f"{engine.url.database}.turns")
             self._checkpoints = Checkpointer(self._checkpoint_log)
+        self._snapshot_files = _snapshot_files(engine) if self._file_backed else None
+        """A SQLite file's snapshot payloads (read-only too: its rows name them)."""
         # One shared in-memory connection must not carry two threads' transactions at once.
         self._serial: AbstractContextManager[Any] = (
             threading.RLock() if is_shared_memory(engine) else nullcontext()
@@ -552,15 +555,21 @@ class SqlEventStore:
             ) from None
 
     def save_snapshot(self, snapshot: Snapshot) -> None:
-        """Store (replace) the snapshot of ``(namespace, key)``."""
+        """Store (replace) the snapshot of ``(namespace, key)``. On a SQLite file the payload
+        goes to a file beside the database, written and flushed before the writers' queue is
+        taken, and the row names it (``stratagate.store.snapshot_files``)."""
         check_snapshot(snapshot)
+        payload = bytes(snapshot.payload)
+        files = self._snapshot_files
+        if files is not None:
+            payload = files.write(snapshot.namespace, snapshot.key, payload)
         values = {
             "namespace": snapshot.namespace,
             "key": snapshot.key,
             "position": snapshot.position,
             "digest": snapshot.digest,
             "model_version": snapshot.model_version,
-            "payload": bytes(snapshot.payload),
+            "payload": payload,
             "created_at": snapshot.created_at,
         }
         insert = self._upsert
@@ -573,11 +582,19 @@ class SqlEventStore:
                 if name not in ("namespace", "key")
             },
         )
-        with self._transaction(write=True, large=True) as conn:
-            conn.execute(statement)
+        try:
+            with self._transaction(write=True) as conn:
+                conn.execute(statement)
+        except BaseException:
+            if files is not None:
+                files.remove(payload)  # not stored: its file goes
+            raise
+        if files is not None:
+            files.discard(snapshot.namespace, snapshot.key, keep=payload)  # the ones it replaced
 
     def load_snapshot(self, namespace: str, key: str) -> Snapshot | None:
-        """The stored snapshot of ``(namespace, key)``, or ``None``."""
+        """The stored snapshot of ``(namespace, key)``, or ``None`` (also when the file a
+        SQLite file's row names is missing or damaged: a cache, the log is replayed)."""
         check_name("namespace", namespace)
         check_name("key", key)
         with self._transaction(write=False) as conn:
@@ -588,13 +605,18 @@ class SqlEventStore:
             ).one_or_none()
         if row is None:
             return None
+        stored = bytes(row.payload)
+        files = self._snapshot_files
+        payload = stored if files is None else files.read(stored)
+        if payload is None:
+            return None
         return Snapshot(
             namespace=row.namespace,
             key=row.key,
             position=row.position,
             digest=row.digest,
             model_version=row.model_version,
-            payload=bytes(row.payload),
+            payload=payload,
             created_at=row.created_at,
         )
 
@@ -661,6 +683,7 @@ class SqlEventStore:
                     chunk = ids[start : start + _ID_CHUNK]
                     done += conn.execute(update.where(column.key_id.in_(chunk))).rowcount
             conn.execute(schema.snapshots.delete().where(schema.snapshots.c.namespace == namespace))
+            self._discard_snapshot_files(namespace)
         self._checkpoint()  # at once if it can; ``flush_erased`` waits and says
         return done
 
@@ -677,6 +700,7 @@ class SqlEventStore:
             ).rowcount
             for table in (schema.heads, schema.leases, schema.snapshots, schema.keys):
                 conn.execute(table.delete().where(table.c.namespace == namespace))
+            self._discard_snapshot_files(namespace)
             record = PurgeRecord(
                 namespace=namespace,
                 purged_at=at,
@@ -695,6 +719,12 @@ class SqlEventStore:
             )
         self._checkpoint()
         return record
+
+    def _discard_snapshot_files(self, namespace: str) -> None:
+        """Zero and remove every snapshot file of ``namespace``, inside the transaction that
+        deletes its rows (a crash before the commit leaves rows naming no file: no snapshot)."""
+        if self._snapshot_files is not None:
+            self._snapshot_files.discard(namespace)
 
     def purges(self) -> list[PurgeRecord]:
         """The audit records of purged namespaces, oldest first."""
@@ -850,11 +880,10 @@ class SqlEventStore:
 
     @contextmanager
     def _transaction(
-        self, *, write: bool, snapshot: bool = False, durable: bool = True, large: bool = False
+        self, *, write: bool, snapshot: bool = False, durable: bool = True
     ) -> Iterator[Connection]:
         """One transaction; driver errors become ``StorageError`` (unique clashes a conflict).
-        A write's commit is counted towards the next background checkpoint (at once when it
-        is ``large``).
+        A write's commit is counted towards the next background checkpoint.
 
         ``durable=False`` commits without waiting for the disk: on SQLite the connection runs
         that one transaction with ``synchronous=NORMAL``, on PostgreSQL with
@@ -894,7 +923,7 @@ class SqlEventStore:
             except SQLAlchemyError as exc:
                 raise StorageError(f"event store {self.url} failed: {_detail(exc)}") from exc
         if write and self._checkpoints is not None:
-            self._checkpoints.committed(large=large)
+            self._checkpoints.committed()
 
     def _checkpoint_log(self) -> None:
         """Passive checkpoints of the whole log on a connection of the pool (not the
@@ -949,6 +978,17 @@ class _DriverRun:
             self.cursor.execute(statement, params[0])
         else:
             self.cursor.executemany(statement, params)
+
+
+def _snapshot_files(engine: Engine) -> SnapshotFiles:
+    """The snapshot files beside a SQLite file, named from the file SQLite opened (a
+    read-only engine's URL names none)."""
+    try:
+        with engine.connect() as conn:
+            listed = conn.exec_driver_sql("PRAGMA database_list").all()
+    except SQLAlchemyError as exc:
+        raise StorageError(f"event store {engine.url} failed: {_detail(exc)}") from exc
+    return SnapshotFiles(next(str(row[2]) for row in listed if row[1] == "main"))
 
 
 def upsert_builder(postgres: bool) -> Callable[..., Any]:

@@ -1,7 +1,8 @@
 """Tampering with a stored log, one edit at a time: hypothesis picks the edit kind and the row.
 
 A real log (16 turns through the offline models, snapshot included) is copied into a fresh
-SQLite file or PostgreSQL schema per example and edited behind the store's back with plain
+SQLite file or PostgreSQL schema per example (the snapshot's payload in its row, as a database
+written before snapshot files kept it; a SQLite file's own are read beside it) and edited behind the store's back with plain
 SQL. For every edit the chain or a replay can see, ``verify`` (the API and ``stratagate
 verify``) reports ``ok=False`` at the first bad global position; no exception escapes; verify
 leaves a SQLite file byte-identical; ``StrataGate.open`` raises ``LogIntegrityError`` at the
@@ -90,6 +91,11 @@ def make_base(root: Path, encryption: str) -> Base:
     engine.dispose()
     events = sorted(tables["stratagate_events"], key=lambda row: row["global_position"])
     assert tables["stratagate_snapshots"], "the base log has its snapshot"
+    with open_event_store(str(database), read_only=True) as store:
+        for row in tables["stratagate_snapshots"]:  # the copies hold the payloads in the row
+            stored = store.load_snapshot(row["namespace"], row["key"])
+            assert stored is not None, "the base log's snapshot file is beside it"
+            row["payload"] = stored.payload
     return Base(
         events, tables["stratagate_heads"], tables["stratagate_snapshots"],
         tables["stratagate_keys"] if encryption == "on" else [],

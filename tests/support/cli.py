@@ -113,8 +113,10 @@ def db_rows(database: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
 
 
 def copy_db(source: Path, target: Path) -> Path:
-    """A copy of a SQLite database at rest, with its write-ahead log."""
+    """A copy of a SQLite database at rest, with its write-ahead log and snapshot files."""
     for suffix in ("", "-wal"):
         if Path(f"{source}{suffix}").exists():
             shutil.copy(f"{source}{suffix}", f"{target}{suffix}")
+    if Path(f"{source}.snapshots").is_dir():
+        shutil.copytree(f"{source}.snapshots", f"{target}.snapshots")
     return target
