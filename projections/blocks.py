@@ -155,6 +155,15 @@ class LazyRows(Sequence[MessageRow]):
     def __iter__(self) -> Iterator[MessageRow]:
         return iter(self.rows)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to the tuple of the same rows (as a record holding either compares)."""
+        if isinstance(other, LazyRows):
+            other = other.rows
+        return self.rows == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.rows)
+
 
 def row_ids(rows: Sequence[MessageRow]) -> Iterable[str]:
     """The ids of rows, in order, without making lazy ones."""

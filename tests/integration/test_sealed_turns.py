@@ -4,6 +4,7 @@ sealed content is damaged is a typed error when it is read."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -147,15 +148,9 @@ def test_damaged_sealed_content_is_a_typed_error_when_read(tmp_path: Path) -> No
         state = NamespaceState(NAMESPACE)
         for recorded in iter_records(store, NAMESPACE, sealed_turns=True):
             assert isinstance(recorded.event, SealedTurn)
-            bad = SealedTurn(
-                **{**_fields(recorded.event), "sealed": "AAAA" + recorded.event.sealed[4:]}
-            )
-            apply_at(state, type(recorded)(recorded.position, NAMESPACE, recorded.stream, 1, bad))  # type: ignore[arg-type]
+            bad = dataclasses.replace(recorded.event, sealed="AAAA" + recorded.event.sealed[4:])
+            apply_at(state, dataclasses.replace(recorded, event=bad))
         rows = state.blocks.threads[""].tail[0].rows
         assert isinstance(rows, LazyRows)
         with pytest.raises(LogIntegrityError, match="global position 1 cannot be decoded"):
             state.blocks.tail_messages(None)
-
-
-def _fields(turn: SealedTurn) -> dict[str, object]:
-    return {name: getattr(turn, name) for name in SealedTurn.__slots__}
