@@ -113,6 +113,7 @@ def observed(state: NamespaceState) -> object:
     )
 
 
+@pytest.mark.slow  # tens of seconds: a SQLite log written and replayed per example
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
