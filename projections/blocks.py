@@ -14,13 +14,14 @@ one of them is first read (``projections.lazy.LazyMap``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, NamedTuple, Self
+from typing import Any, Literal, NamedTuple, Self, overload
 
 from projections.lazy import LazyMap, keyed_of
 from projections.read_model import ReadModel, handles
+from projections.sealed_turns import SealedTurn
 from stratagate.errors import LogIntegrityError
 from stratagate.events import (
     BlockSealed,
@@ -107,6 +108,75 @@ def message_row(message: MessageData, strings: dict[str, str] | None = None) -> 
     )
 
 
+class LazyRows(Sequence[MessageRow]):
+    """A turn's rows with its content still sealed (``SealedTurn``), or a block's made of such
+    turns' rows: made when first read; their ids and count are known before."""
+
+    __slots__ = ("_rows", "_source", "ids")
+
+    def __init__(
+        self, ids: tuple[str, ...], source: SealedTurn | tuple[Sequence[MessageRow], ...]
+    ) -> None:
+        self.ids = ids
+        self._source: SealedTurn | tuple[Sequence[MessageRow], ...] | None = source
+        self._rows: tuple[MessageRow, ...] = ()
+
+    @classmethod
+    def of_turn(cls, turn: SealedTurn) -> LazyRows:
+        return cls(tuple(part[0] for part in turn.parts), turn)
+
+    @property
+    def rows(self) -> tuple[MessageRow, ...]:
+        """The rows, made now if they are not yet."""
+        source = self._source
+        if source is not None:
+            if isinstance(source, SealedTurn):
+                self._rows = tuple(
+                    MessageRow(message_id, _ROLES[role], content, created_us, thread_id, None, name)
+                    for (message_id, role, created_us, thread_id, name, _), content in zip(
+                        source.parts, source.contents(), strict=True
+                    )
+                )
+            else:
+                self._rows = tuple(row for part in source for row in part)
+            self._source = None
+        return self._rows
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> MessageRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[MessageRow, ...]: ...
+    def __getitem__(self, index: int | slice) -> MessageRow | tuple[MessageRow, ...]:
+        return self.rows[index]
+
+    def __iter__(self) -> Iterator[MessageRow]:
+        return iter(self.rows)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to the tuple of the same rows (as a record holding either compares)."""
+        if isinstance(other, LazyRows):
+            other = other.rows
+        return self.rows == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.rows)
+
+
+def row_ids(rows: Sequence[MessageRow]) -> Iterable[str]:
+    """The ids of rows, in order, without making lazy ones."""
+    return rows.ids if isinstance(rows, LazyRows) else (row.id for row in rows)
+
+
+def joined_rows(parts: Sequence[Sequence[MessageRow]]) -> Sequence[MessageRow]:
+    """The rows of ``parts`` in order: one tuple, or lazy while any part is."""
+    if not any(isinstance(part, LazyRows) for part in parts):
+        return tuple(row for part in parts for row in part)
+    return LazyRows(tuple(i for part in parts for i in row_ids(part)), tuple(parts))
+
+
 def messages_of_rows(rows: Iterable[MessageRow]) -> list[RawMessage]:
     """The API messages of rows, in order."""
     return [row.message() for row in rows]
@@ -118,7 +188,8 @@ class TailTurn:
 
     turn: int
     thread_turn: int
-    rows: tuple[MessageRow, ...]
+    rows: Sequence[MessageRow]
+    """A tuple, or ``LazyRows`` when the turn was replayed with its content sealed."""
     at: datetime
 
     @property
@@ -158,7 +229,8 @@ class BlockRecord:
     summarizer: str
     l3_condensed: str
     l4_readable: str
-    rows: tuple[MessageRow, ...]
+    rows: Sequence[MessageRow]
+    """A tuple, or ``LazyRows`` when sealed turns' content is still sealed."""
 
     @property
     def l5_raw(self) -> list[RawMessage]:
@@ -171,12 +243,13 @@ def _shared_l4(l3: str, l4: str) -> str:
 
 
 def _same_or_rows(
-    folded: list[MessageRow], stored: Sequence[MessageData] | None
-) -> tuple[MessageRow, ...]:
+    turns: Sequence[TailTurn], stored: Sequence[MessageData] | None
+) -> Sequence[MessageRow]:
     """A block's rows: the tail's already folded ones when the seal stored none (v2) or the
     same messages (as a v1 seal's always are), else made from what the v1 block stored."""
     if stored is None:
-        return tuple(folded)
+        return joined_rows([turn.rows for turn in turns])
+    folded = [row for turn in turns for row in turn.rows]
     if [m.id for m in folded] == [m.id for m in stored] and all(
         a.content == b.content for a, b in zip(folded, stored, strict=True)
     ):
@@ -270,9 +343,10 @@ class BlocksModel(ReadModel):
         self.block_decay_lambda = event.block_decay_lambda
 
     @handles(TurnAppended)
-    def _turn(self, event: TurnAppended, _: Recorded) -> None:
+    def _turn(self, event: TurnAppended | SealedTurn, _: Recorded) -> None:
         self.turn = event.turn
         if event.receipt_id is not None:
+            assert isinstance(event, TurnAppended), "a sealed turn has no receipt id"
             self.receipts[event.receipt_id] = turn_digest(event.thread_id, event.messages)
         if event.command_id is not None:
             self.commands[event.command_id] = event.turn
@@ -283,10 +357,15 @@ class BlocksModel(ReadModel):
         if thread is None:
             thread = self.threads[key] = ThreadRecord(event.thread_id and key)
         thread.turns = event.thread_turn
-        rows = tuple(message_row(m, strings) for m in event.messages)
+        rows: Sequence[MessageRow]
+        if isinstance(event, SealedTurn):
+            rows = LazyRows.of_turn(event)
+        else:
+            rows = tuple(message_row(m, strings) for m in event.messages)
         thread.tail.append(TailTurn(event.turn, event.thread_turn, rows, event.at))
-        for row in rows:
-            self.messages[row.id] = (key, event.turn, None)
+        ref = (key, event.turn, None)
+        for message_id in row_ids(rows):
+            self.messages[message_id] = ref
 
     @handles(SealStarted)
     def _seal_started(self, event: SealStarted, _: Recorded) -> None:
@@ -312,7 +391,6 @@ class BlocksModel(ReadModel):
         if thread is None or event.l5_raw is None:  # v2: L5 is these turns of the open tail
             _check_sealed_tail(turns, event, recorded)
         assert thread is not None
-        folded = [row for turn in turns for row in turn.rows]
         thread.tail = thread.tail[sealed_turns:]
         thread.block_ids.append(event.block_id)
         thread.seal_status = None
@@ -332,7 +410,7 @@ class BlocksModel(ReadModel):
                 summarizer=event.summarizer,
                 l3_condensed=event.l3_condensed,
                 l4_readable=_shared_l4(event.l3_condensed, event.l4_readable),
-                rows=_same_or_rows(folded, event.l5_raw),
+                rows=_same_or_rows(turns, event.l5_raw),
             )
         )
 
@@ -365,10 +443,10 @@ class BlocksModel(ReadModel):
     def _add_block(self, block: BlockRecord) -> None:
         self.blocks[block.id] = block
         messages = self.messages
-        for row in block.rows:
-            ref = messages.get(row.id)
+        for message_id in row_ids(block.rows):
+            ref = messages.get(message_id)
             if ref is not None:
-                messages[row.id] = (ref[0], ref[1], block.id)
+                messages[message_id] = (ref[0], ref[1], block.id)
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -586,6 +664,7 @@ __all__ = [
     "DEFAULT_THREAD",
     "BlockRecord",
     "BlocksModel",
+    "LazyRows",
     "MessageRef",
     "MessageRow",
     "TailTurn",

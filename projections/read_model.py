@@ -15,7 +15,8 @@ from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from stratagate.events import DomainEvent, Recorded, canonical_json
+from projections.sealed_turns import SealedTurn
+from stratagate.events import DomainEvent, Recorded, TurnAppended, canonical_json
 
 Handler = Callable[..., None]
 H = TypeVar("H", bound=Handler)
@@ -42,17 +43,19 @@ class ReadModel:
     """Keys of ``snapshot`` whose value is a list of ``[key, ...]`` rows that ``restore`` may
     read a chunk at a time (``projections.lazy.Sections.keyed``): their keys are stored too."""
 
-    _handlers: ClassVar[dict[type[DomainEvent], list[Handler]]]
+    _handlers: ClassVar[dict[type, list[Handler]]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         methods: dict[str, Any] = {}  # by name, so a subclass's override replaces the base's
         for klass in reversed(cls.__mro__):
             methods.update(vars(klass))
-        table: dict[type[DomainEvent], list[Handler]] = {}
+        table: dict[type, list[Handler]] = {}
         for attr in methods.values():
             for event_type in getattr(attr, "_handles", ()):
                 table.setdefault(event_type, []).append(attr)
+        if TurnAppended in table:  # a replay's turn with its content sealed folds the same way
+            table[SealedTurn] = table[TurnAppended]
         cls._handlers = table
 
     def bind(self, models: dict[str, ReadModel]) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from projections.lazy import pack, unpack
+from projections.sealed_turns import TURN, sealed_turn
 from projections.state import NamespaceState, combined_digest, resolve_components
 from stratagate.errors import LogIntegrityError, MasterKeyError, StorageError
 from stratagate.events import Recorded, decode
@@ -44,16 +45,20 @@ def iter_records(
     after: int = 0,
     until: int | None = None,
     keys: NamespaceKeys | None = None,
+    sealed_turns: bool = False,
 ) -> Iterator[Recorded]:
     """Decoded events of a namespace with ``after < position <= until``, in order, paged.
 
     The rows are checked to chain onto each other and onto the row at ``after`` (the log's
     start when 0); a row that does not chain or decode raises ``LogIntegrityError`` naming its
-    position, so nothing is ever folded from a damaged stretch of the log.
+    position, so nothing is ever folded from a damaged stretch of the log. With
+    ``sealed_turns``, turns come as ``SealedTurn`` where they can (their content opened when
+    a read model first reads it: see ``projections.sealed_turns``).
     """
     prev_hash = GENESIS_HASH if after == 0 else _hash_at(store, namespace, after)
     position = after
     keys = keys or keys_for(store, namespace)
+    strings: dict[str, str] = {}
     while True:
         rows = store.read(namespace, after=position, limit=PAGE_SIZE)
         for row in rows:
@@ -67,7 +72,10 @@ def iter_records(
                     row.global_position,
                 )
             prev_hash = row.hash
-            yield decode_at(row, keys)
+            if sealed_turns and row.event_type == TURN:
+                yield sealed_turn(row, keys, strings) or decode_at(row, keys)
+            else:
+                yield decode_at(row, keys)
         if len(rows) < PAGE_SIZE:
             return
         position = rows[-1].global_position
@@ -129,7 +137,10 @@ def catch_up(state: NamespaceState, store: EventStore, *, until: int | None = No
     Damage in what is folded raises ``LogIntegrityError`` (see ``iter_records``)."""
     count = 0
     with paused_gc():
-        for recorded in iter_records(store, state.namespace, after=state.position, until=until):
+        records = iter_records(
+            store, state.namespace, after=state.position, until=until, sealed_turns=True
+        )
+        for recorded in records:
             apply_at(state, recorded)
             count += 1
     if count >= PAGE_SIZE:

@@ -44,13 +44,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Self, cast
 
-from projections.blocks import BlocksModel, MessageRow, thread_key
+from projections.blocks import BlocksModel, LazyRows, MessageRow, thread_key
 from projections.card_rows import CardRow
 from projections.cards import EventsModel, erased_card_ids, touched_event_ids
 from projections.element_facts import ElementRecord, ElementsModel
 from projections.inverted import InvertedIndex
 from projections.lazy import Pending, thunk_of
 from projections.read_model import ReadModel, handles
+from projections.sealed_turns import SealedTurn
 from stratagate.core.category_words import category_members, named_element_types
 from stratagate.core.facts import normalize_name
 from stratagate.core.filters import ElementFilters, EventFilters, RawFilters, TemporalIntent
@@ -282,7 +283,7 @@ class SearchIndex(ReadModel):
         self._raw_stored: dict[str, Callable[[], Any]] | None = None
         """A restored index's raw-message postings, replies and marks, by snapshot key: parsed
         when first read (``_load_raw``)."""
-        self._pending_raw: list[MessageRow | str | tuple[MessageRow, ...] | None] = []
+        self._pending_raw: list[MessageRow | LazyRows | str | Sequence[MessageRow] | None] = []
         """Turns whose messages are not indexed yet, two entries each: the thread's previous
         message (or ``None``; the id of the sealed block it ends when the thread's tail was
         empty, read when indexed), then the turn's rows (the blocks model's own tuple). Flat,
@@ -291,6 +292,10 @@ class SearchIndex(ReadModel):
         them."""
         self._participants: Pending[dict[str, set[str]]] = Pending({})
         self._speakers: Pending[dict[str, set[str]]] = Pending({})
+        self._sealed_speakers: list[Sequence[MessageRow]] = []
+        """Turns folded with their content sealed (and any folded after them), whose speakers
+        ``speakers`` adds when read, in fold order (whether a message is blank is in its
+        content)."""
         self._replies: dict[str, str] = {}
         self._message_marks: dict[str, set[str]] = {name: set() for name in MESSAGE_MARKS}
         self._event_types: Pending[dict[str, set[str]]] = Pending({})
@@ -345,6 +350,8 @@ class SearchIndex(ReadModel):
     @property
     def speakers(self) -> dict[str, set[str]]:
         """Normalised speaker name → messages that speaker wrote."""
+        if self._sealed_speakers:
+            self._unseal_speakers()
         return self._speakers.value
 
     @property
@@ -388,6 +395,7 @@ class SearchIndex(ReadModel):
         # leave memory with this erasure instead of waiting among the changes until a search
         # reads them (erasures are rare; the read is what a first search would pay).
         self._events.read_stored()
+        self._unseal_speakers()
         for table in (self._participants, self._speakers, self._event_types, self._intervals):
             table.read_stored()
         self._sync_events(erased_card_ids(event, self._events_model.records))
@@ -461,11 +469,25 @@ class SearchIndex(ReadModel):
             self.facts.add(added.fact.id, weighted_tokens(fact_document(element, added.fact)))
 
     @handles(TurnAppended)
-    def _turn(self, event: TurnAppended, _: Recorded) -> None:
-        self._pending_raw.extend(self._turn_rows(event))
-        for message in event.messages:
-            if message.name and message.content.strip():
-                self._speakers.change(_add, _name_key(message.name), message.id)
+    def _turn(self, event: TurnAppended | SealedTurn, _: Recorded) -> None:
+        earlier, rows = self._turn_rows(event)
+        self._pending_raw += (earlier, rows)
+        if isinstance(rows, LazyRows) or self._sealed_speakers:  # in fold order, when read
+            self._sealed_speakers.append(rows)
+        else:
+            self._add_speakers(rows)
+
+    def _add_speakers(self, rows: Sequence[MessageRow]) -> None:
+        """Note each named, non-blank message of a turn under its speaker."""
+        for row in rows:
+            if row.name and row.content.strip():
+                self._speakers.change(_add, _name_key(row.name), row.id)
+
+    def _unseal_speakers(self) -> None:
+        """Add the speakers of the turns folded with their content sealed, in fold order."""
+        waiting, self._sealed_speakers = self._sealed_speakers, []
+        for rows in waiting:
+            self._add_speakers(rows)
 
     @property
     def raw(self) -> InvertedIndex:
@@ -504,14 +526,16 @@ class SearchIndex(ReadModel):
         pending, self._pending_raw = self._pending_raw, []
         self._index_turns(pending)
 
-    def _index_turns(self, pending: list[MessageRow | str | tuple[MessageRow, ...] | None]) -> None:
+    def _index_turns(
+        self, pending: list[MessageRow | LazyRows | str | Sequence[MessageRow] | None]
+    ) -> None:
         nothing: Counter[str] = Counter()
         people = frozenset(self.speakers)  # speakers' names name no thing
         for at in range(0, len(pending), 2):
-            earlier = self._earlier_row(cast("MessageRow | str | None", pending[at]))
-            rows = cast("tuple[MessageRow, ...]", pending[at + 1])
+            earlier = self._earlier_row(cast("MessageRow | LazyRows | str | None", pending[at]))
+            rows = cast("Sequence[MessageRow]", pending[at + 1])
             first = 1 if earlier is not None else 0
-            messages = (earlier, *rows) if earlier is not None else rows
+            messages = (earlier, *rows) if earlier is not None else tuple(rows)
             previous = messages[0]
             last = previous.id if first and "?" in previous.content else None
             counts = [Counter(search_tokens(m.content)) for m in messages]  # once each
@@ -533,9 +557,12 @@ class SearchIndex(ReadModel):
                     self._raw_next[last] = message.id
                 last = message.id if "?" in text else None
 
-    def _earlier_row(self, earlier: MessageRow | str | None) -> MessageRow | None:
-        """A waiting turn's previous message: as folded, or the last of the sealed block whose
-        id was noted (a block's content never changes, and its id is never reused)."""
+    def _earlier_row(self, earlier: MessageRow | LazyRows | str | None) -> MessageRow | None:
+        """A waiting turn's previous message: as folded, the last of a turn folded with its
+        content sealed, or the last of the sealed block whose id was noted (a block's content
+        never changes, and its id is never reused)."""
+        if isinstance(earlier, LazyRows):
+            return earlier[-1]
         if not isinstance(earlier, str):
             return earlier
         assert self._blocks_model is not None, "the search index needs the blocks model"
@@ -543,17 +570,19 @@ class SearchIndex(ReadModel):
         return rows[-1] if rows else None
 
     def _turn_rows(
-        self, event: TurnAppended
-    ) -> tuple[MessageRow | str | None, tuple[MessageRow, ...]]:
-        """The thread's last message before this turn (the id of the sealed block that ends
-        with it when the tail held no earlier turn: a restored block is built only when a raw
-        search needs it), and the turn's own rows (the blocks model has folded the turn: it is
-        the last of the thread's tail)."""
+        self, event: TurnAppended | SealedTurn
+    ) -> tuple[MessageRow | LazyRows | str | None, Sequence[MessageRow]]:
+        """The thread's last message before this turn (the rows of the turn that ends with it
+        while their content is sealed; the id of the sealed block that ends with it when the
+        tail held no earlier turn: a restored block is built only when a raw search needs
+        it), and the turn's own rows (the blocks model has folded the turn: it is the last of
+        the thread's tail)."""
         assert self._blocks_model is not None, "the search index needs the blocks model"
         thread = self._blocks_model.threads[thread_key(event.thread_id)]
         *earlier, current = thread.tail
         if earlier and earlier[-1].rows:
-            return earlier[-1].rows[-1], current.rows
+            rows = earlier[-1].rows
+            return (rows if isinstance(rows, LazyRows) else rows[-1]), current.rows
         if thread.block_ids:
             return thread.block_ids[-1], current.rows
         return None, current.rows
@@ -1069,7 +1098,7 @@ class EventSearchIndex(SearchIndex):
     def _projected(self, event: ProjectionCompleted, recorded: Recorded) -> None:
         """Element facts are not indexed here."""
 
-    def _turn(self, event: TurnAppended, recorded: Recorded) -> None:
+    def _turn(self, event: TurnAppended | SealedTurn, recorded: Recorded) -> None:
         """Raw messages are not indexed here."""
 
 
