@@ -42,6 +42,7 @@ _MESSAGE_MEMBERS = frozenset(
 _ROLES = frozenset({"user", "assistant", "system", "tool"})
 _INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?Z")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC) - _EPOCH
 
 MessagePart = tuple[str, str, int, str | None, str | None, int]
 """A message's clear members: id, role, ``created_at`` as microseconds since the epoch, thread
@@ -177,9 +178,6 @@ def _parts(
             )
         )
     return tuple(parts)
-
-
-_MICROSECOND = datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC) - _EPOCH
 
 
 def _instant(value: Any) -> datetime | None:
