@@ -536,6 +536,8 @@ class SearchIndex(ReadModel):
             rows = cast("Sequence[MessageRow]", pending[at + 1])
             first = 1 if earlier is not None else 0
             messages = (earlier, *rows) if earlier is not None else tuple(rows)
+            if not messages:  # a turn without messages (the schema allows it): nothing to index
+                continue
             previous = messages[0]
             last = previous.id if first and "?" in previous.content else None
             counts = [Counter(search_tokens(m.content)) for m in messages]  # once each

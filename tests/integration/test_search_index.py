@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -12,9 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from projections.search_index import event_counts, event_document, raw_counts, raw_document
+from projections.state import NamespaceState
 from stratagate import StrataGate
 from stratagate.core.search_text import weighted_tokens
+from stratagate.events import TurnAppended
+from stratagate.events.payloads import MessageData
 from stratagate.models import EventCard, EventTemporal
+from stratagate.read.view import MemoryView
+from tests.support.folding import fold_events
 
 
 @pytest.fixture
@@ -359,3 +365,18 @@ def test_a_hypothetical_question_reaches_the_speakers_next_turn(block_turns: int
         ]
     finally:
         memory.close()
+
+
+def test_a_turn_without_messages_leaves_raw_search_working() -> None:
+    """A stored turn may hold no messages (the event's schema allows it, an imported log can
+    carry one): the raw index skips it instead of failing on the first raw search."""
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    said = MessageData(id="m1", role="user", content="hello there", created_at=at, thread_id=None)
+    state = NamespaceState("empty-turn")
+    turns = [
+        TurnAppended(at=at, turn=1, thread_id=None, thread_turn=1, messages=[]),
+        TurnAppended(at=at, turn=2, thread_id=None, thread_turn=2, messages=[said]),
+    ]
+    fold_events(state, turns, last_position=2)
+    hits = MemoryView(state).search_raw_memory("hello", limit=6)
+    assert [hit.message.id for hit in hits] == ["m1"]
