@@ -5,6 +5,7 @@ history — then one retrieval traced back to its source message, and a verifica
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -42,11 +43,13 @@ def sample_turns() -> list[FileTurn]:
 
 
 def remove_database(database: str) -> None:
-    """Delete a SQLite database file with its WAL and shared-memory companions."""
+    """Delete a SQLite database file with its WAL and shared-memory companions and its
+    snapshot files."""
     if "://" in database:
         raise InvalidInputError("--fresh deletes a SQLite file; it cannot reset a database URL")
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(database + suffix).unlink(missing_ok=True)
+    shutil.rmtree(database + ".snapshots", ignore_errors=True)
 
 
 def demo(args: argparse.Namespace) -> int:

@@ -567,9 +567,13 @@ def test_demo_end_to_end_then_again_in_a_process(
     database = tmp_path / "stratagate-demo.db"
     database.write_text("not a database")  # --fresh must delete it (and its WAL) first
     Path(f"{database}-wal").write_text("junk")
+    stale = tmp_path / "stratagate-demo.db.snapshots" / "stale"  # and its snapshot files
+    stale.parent.mkdir()
+    stale.write_text("an earlier database's snapshot")
     monkeypatch.chdir(tmp_path)
     code, first, _ = run(capsys, "demo", "--fresh")
     assert code == 0 and "96 appended, 0 skipped" in first
+    assert not stale.exists()
     check_demo_output(first)
     count_turns = "SELECT count(*) FROM stratagate_events WHERE event_type = 'TurnAppended'"
     assert db_rows(database, count_turns) == [(96,)]

@@ -5,7 +5,6 @@ a restart that resumes the same memory."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from stratagate.cli.demo import sample_turns
 from stratagate.memory import StrataGate
+from tests.support.cli import copy_db
 from tests.support.mcp_client import (
     ENV,
     WORKTREE,
@@ -188,10 +188,8 @@ def sample_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def database(sample_database: Path, tmp_path: Path) -> Path:
-    """A copy of the sample database for one test."""
-    for path in sample_database.parent.glob(sample_database.name + "*"):
-        shutil.copy(path, tmp_path / path.name)
-    return tmp_path / sample_database.name
+    """A copy of the sample database for one test (with its write-ahead log and snapshots)."""
+    return copy_db(sample_database, tmp_path / sample_database.name)
 
 
 @pytest.fixture
