@@ -20,12 +20,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 import orjson
 
 from stratagate.errors import LogIntegrityError
 from stratagate.events import DomainEvent, Recorded, TurnAppended
+from stratagate.events.payloads import StoredRole
 from stratagate.store import StoredEvent
 from stratagate.store.keys import DataCipher, NamespaceKeys
 
@@ -33,13 +34,23 @@ TURN = "TurnAppended"
 _VERSION = TurnAppended.schema_version
 _SEALED_START = '{"$sealed":{'
 _TURN_MEMBERS = frozenset(
-    {"$sealed", "at", "command_id", "messages", "receipt_id", "thread_id", "thread_turn", "turn"}
-    | {"type"}
+    {
+        "$sealed",
+        "at",
+        "command_id",
+        "messages",
+        "receipt_id",
+        "thread_id",
+        "thread_turn",
+        "turn",
+        "type",
+    }
 )
+"""The members read here, written out: a member the model gains makes its rows decline."""
 _MESSAGE_MEMBERS = frozenset(
-    {"content", "created_at", "id", "name", "role", "thread_id"} | {"tool_calls"}
+    {"content", "created_at", "id", "name", "role", "thread_id", "tool_calls"}
 )
-_ROLES = frozenset({"user", "assistant", "system", "tool"})
+_ROLES = frozenset(get_args(StoredRole))
 _INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?Z")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC) - _EPOCH

@@ -2,8 +2,8 @@
 
 A real log (16 turns through the offline models, snapshot included) is copied into a fresh
 SQLite file or PostgreSQL schema per example (the snapshot's payload in its row, as a database
-written before snapshot files kept it; a SQLite file's own are read beside it) and edited behind the store's back with plain
-SQL. For every edit the chain or a replay can see, ``verify`` (the API and ``stratagate
+written before snapshot files kept it; a SQLite file's own are read beside it) and edited
+behind the store's back with plain SQL. For every edit the chain or a replay can see, ``verify`` (the API and ``stratagate
 verify``) reports ``ok=False`` at the first bad global position; no exception escapes; verify
 leaves a SQLite file byte-identical; ``StrataGate.open`` raises ``LogIntegrityError`` at the
 same position (with the snapshot gone, so that it folds every row) and appends nothing.
